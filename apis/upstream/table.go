@@ -1,0 +1,96 @@
+package upstream
+
+// Group pairs an upstream API group with the private group HyperShift stores its copy in.
+// The mapping is bijective; a group that is not listed (core, apps, hypershift.openshift.io, ...) is never
+// rewritten. Source: ../../../shared/design/ARCHITECTURE.md, section 3.
+type Group struct {
+	// Upstream is the group clients speak, e.g. "cluster.x-k8s.io".
+	Upstream string
+	// Private is the group the backend stores objects in, e.g. "cluster.hypershift.openshift.io".
+	Private string
+}
+
+// Groups is the group mapping, one line per group.
+var Groups = []Group{
+	{Upstream: "cluster.x-k8s.io", Private: "cluster.hypershift.openshift.io"},
+	{Upstream: "infrastructure.cluster.x-k8s.io", Private: "infrastructure.cluster.hypershift.openshift.io"},
+	{Upstream: "bootstrap.cluster.x-k8s.io", Private: "bootstrap.cluster.hypershift.openshift.io"},
+	{Upstream: "controlplane.cluster.x-k8s.io", Private: "controlplane.cluster.hypershift.openshift.io"},
+	{Upstream: "addons.cluster.x-k8s.io", Private: "addons.cluster.hypershift.openshift.io"},
+	{Upstream: "ipam.cluster.x-k8s.io", Private: "ipam.cluster.hypershift.openshift.io"},
+	{Upstream: "runtime.cluster.x-k8s.io", Private: "runtime.cluster.hypershift.openshift.io"},
+	{Upstream: "capi-provider.agent-install.openshift.io", Private: "capi-provider.agent-install.hypershift.openshift.io"},
+}
+
+// Package is one upstream API package (one group version) that gets a private twin.
+type Package struct {
+	// Path is the upstream Go import path, e.g. "sigs.k8s.io/cluster-api/api/core/v1beta2".
+	Path string
+	// Dir names the twin: apis/private/<Dir> holds the private types and zz_generated/convert/<Dir> the
+	// converters. Its last element is the version, e.g. "core/v1beta2".
+	Dir string
+}
+
+// Packages lists every mirrored upstream API package, one line per package. Versions as pinned in go.mod
+// (sigs.k8s.io/cluster-api v1.13.x, the line HyperShift uses).
+var Packages = []Package{
+	{Path: "sigs.k8s.io/cluster-api/api/core/v1beta1", Dir: "core/v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/core/v1beta2", Dir: "core/v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/addons/v1beta1", Dir: "addons/v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/addons/v1beta2", Dir: "addons/v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/ipam/v1alpha1", Dir: "ipam/v1alpha1"},
+	{Path: "sigs.k8s.io/cluster-api/api/ipam/v1beta1", Dir: "ipam/v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/ipam/v1beta2", Dir: "ipam/v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/runtime/v1alpha1", Dir: "runtime/v1alpha1"},
+	{Path: "sigs.k8s.io/cluster-api/api/runtime/v1beta2", Dir: "runtime/v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1", Dir: "bootstrap/kubeadm/v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2", Dir: "bootstrap/kubeadm/v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1", Dir: "controlplane/kubeadm/v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2", Dir: "controlplane/kubeadm/v1beta2"},
+}
+
+// OpaqueTypes are types whose content the generator cannot see into (free-form JSON). Each may appear in an
+// upstream type only if it is listed here with the reason it never needs translating; any other opaque type
+// fails generation. Keys are "<import path>.<type name>".
+var OpaqueTypes = map[string]string{
+	// ClusterClass variable schemas (default, example, enum), Cluster topology variable values and
+	// ClusterClass JSON patch values are user data. The CAPI controllers read them and apply them in their
+	// own (upstream) view of the world, so they must reach them byte for byte as the user wrote them.
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.JSON": "user data: ClusterClass variables and patch values",
+}
+
+// PrivateShortNamePrefix is put before every upstream shortName in the private CRDs, and
+// PrivateCategory replaces every upstream category, so that `kubectl get ma` or `kubectl get cluster-api`
+// on a management cluster that also has the upstream CRDs is never ambiguous. Clients of the proxy see the
+// upstream shortNames and categories in discovery.
+const (
+	PrivateShortNamePrefix = "hs"
+	PrivateCategoryPrefix  = "hypershift-"
+)
+
+// PrivateGroup returns the private twin of an upstream group and whether the group is mapped.
+func PrivateGroup(upstream string) (string, bool) {
+	for _, g := range Groups {
+		if g.Upstream == upstream {
+			return g.Private, true
+		}
+	}
+	return "", false
+}
+
+// UpstreamGroup returns the upstream group of a private group and whether the group is mapped.
+func UpstreamGroup(private string) (string, bool) {
+	for _, g := range Groups {
+		if g.Private == private {
+			return g.Upstream, true
+		}
+	}
+	return "", false
+}
+
+// GroupKindAnnotations are annotation keys whose value names a "Kind.group" (CAPI's
+// cluster.x-k8s.io/cloned-from-groupkind, set on objects cloned from a template). Their values are
+// translated like any group; their keys, like every label and annotation key, never are.
+var GroupKindAnnotations = []string{
+	"cluster.x-k8s.io/cloned-from-groupkind",
+}

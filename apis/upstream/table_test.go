@@ -1,0 +1,32 @@
+package upstream
+
+import (
+	"path"
+	"testing"
+)
+
+func TestGroupsAreBijective(t *testing.T) {
+	seenUp, seenPriv := map[string]bool{}, map[string]bool{}
+	for _, g := range Groups {
+		if seenUp[g.Upstream] || seenPriv[g.Private] {
+			t.Errorf("group %q -> %q is listed twice", g.Upstream, g.Private)
+		}
+		if seenUp[g.Private] || seenPriv[g.Upstream] {
+			t.Errorf("group %q -> %q: a private group is also an upstream group", g.Upstream, g.Private)
+		}
+		seenUp[g.Upstream], seenPriv[g.Private] = true, true
+	}
+}
+
+func TestPackagesAreUnique(t *testing.T) {
+	dirs, paths := map[string]bool{}, map[string]bool{}
+	for _, p := range Packages {
+		if dirs[p.Dir] || paths[p.Path] {
+			t.Errorf("package %s (%s) is listed twice", p.Path, p.Dir)
+		}
+		if path.Base(p.Dir) != path.Base(p.Path) {
+			t.Errorf("package %s: Dir %q must end in the version %q", p.Path, p.Dir, path.Base(p.Path))
+		}
+		dirs[p.Dir], paths[p.Path] = true, true
+	}
+}

@@ -1,0 +1,152 @@
+package translate
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+)
+
+// Direction translates group-carrying values one way. The zero value is not usable: use ToPrivate or
+// ToUpstream.
+type Direction struct {
+	name   string
+	groups map[string]string
+}
+
+var (
+	// ToPrivate maps upstream groups (cluster.x-k8s.io) to private groups (cluster.hypershift.openshift.io).
+	ToPrivate = newDirection("ToPrivate", false)
+	// ToUpstream maps private groups back to upstream groups.
+	ToUpstream = newDirection("ToUpstream", true)
+)
+
+func newDirection(name string, reverse bool) Direction {
+	d := Direction{name: name, groups: make(map[string]string, len(upstream.Groups))}
+	for _, g := range upstream.Groups {
+		from, to := g.Upstream, g.Private
+		if reverse {
+			from, to = to, from
+		}
+		d.groups[from] = to
+	}
+	return d
+}
+
+// String returns "ToPrivate" or "ToUpstream".
+func (d Direction) String() string { return d.name }
+
+// Reverse returns the opposite direction.
+func (d Direction) Reverse() Direction {
+	if d.name == ToPrivate.name {
+		return ToUpstream
+	}
+	return ToPrivate
+}
+
+// Group maps an API group. A group outside the table (including "" for the core group) is returned as is.
+func (d Direction) Group(group string) string {
+	if to, ok := d.groups[group]; ok {
+		return to
+	}
+	return group
+}
+
+// Maps reports whether group is a source group of this direction (an upstream group for ToPrivate).
+func (d Direction) Maps(group string) bool {
+	_, ok := d.groups[group]
+	return ok
+}
+
+// APIVersion maps the group of an apiVersion value ("group/version"). A core apiVersion ("v1"), an empty
+// value and a group outside the table are returned as is.
+func (d Direction) APIVersion(apiVersion string) string {
+	i := strings.IndexByte(apiVersion, '/')
+	if i < 0 {
+		return apiVersion
+	}
+	if to, ok := d.groups[apiVersion[:i]]; ok {
+		return to + apiVersion[i:]
+	}
+	return apiVersion
+}
+
+// GroupKind maps the group of a "Kind.group" value (the format of CAPI's cloned-from-groupkind
+// annotation). A value without a mapped group is returned as is.
+func (d Direction) GroupKind(groupKind string) string {
+	i := strings.IndexByte(groupKind, '.')
+	if i < 0 {
+		return groupKind
+	}
+	if to, ok := d.groups[groupKind[i+1:]]; ok {
+		return groupKind[:i+1] + to
+	}
+	return groupKind
+}
+
+// TypeMeta translates an object's apiVersion; kind is unchanged.
+func (d Direction) TypeMeta(in, out *metav1.TypeMeta) {
+	out.Kind = in.Kind
+	out.APIVersion = d.APIVersion(in.APIVersion)
+}
+
+// ObjectReference translates a corev1.ObjectReference (v1beta1 infrastructureRef, configRef, ...): its
+// apiVersion carries the group of the referenced object.
+func (d Direction) ObjectReference(in, out *corev1.ObjectReference) {
+	*out = *in
+	out.APIVersion = d.APIVersion(in.APIVersion)
+}
+
+// ObjectMeta translates the group-carrying parts of object metadata: ownerReferences[].apiVersion (a wrong
+// value here makes the garbage collector delete the dependent), managedFields[].apiVersion and the values of
+// upstream.GroupKindAnnotations. Label and annotation keys, finalizers and everything else are copied
+// unchanged. out may share memory with in where nothing changes; in is never modified.
+func (d Direction) ObjectMeta(in, out *metav1.ObjectMeta) {
+	*out = *in
+	if len(in.OwnerReferences) > 0 {
+		refs := make([]metav1.OwnerReference, len(in.OwnerReferences))
+		for i := range in.OwnerReferences {
+			refs[i] = in.OwnerReferences[i]
+			refs[i].APIVersion = d.APIVersion(refs[i].APIVersion)
+		}
+		out.OwnerReferences = refs
+	}
+	if len(in.ManagedFields) > 0 {
+		fields := make([]metav1.ManagedFieldsEntry, len(in.ManagedFields))
+		for i := range in.ManagedFields {
+			fields[i] = in.ManagedFields[i]
+			fields[i].APIVersion = d.APIVersion(fields[i].APIVersion)
+		}
+		out.ManagedFields = fields
+	}
+	out.Annotations = d.annotations(in.Annotations)
+}
+
+// annotations returns the annotations with group-carrying values translated, copying the map only when a
+// value changes.
+func (d Direction) annotations(in map[string]string) map[string]string {
+	var out map[string]string
+	for _, key := range upstream.GroupKindAnnotations {
+		v, ok := in[key]
+		if !ok {
+			continue
+		}
+		if mapped := d.GroupKind(v); mapped != v {
+			if out == nil {
+				out = make(map[string]string, len(in))
+				for k, v := range in {
+					out[k] = v
+				}
+			}
+			out[key] = mapped
+		}
+	}
+	if out == nil {
+		return in
+	}
+	return out
+}
+
+func groupKindAnnotations() []string { return upstream.GroupKindAnnotations }
