@@ -150,3 +150,13 @@ func (d Direction) annotations(in map[string]string) map[string]string {
 }
 
 func groupKindAnnotations() []string { return upstream.GroupKindAnnotations }
+
+// TypedLocalObjectReference translates a corev1.TypedLocalObjectReference (IPAM poolRef in v1alpha1 and
+// v1beta1): its apiGroup carries the group of the referenced object.
+func (d Direction) TypedLocalObjectReference(in, out *corev1.TypedLocalObjectReference) {
+	*out = *in
+	if in.APIGroup != nil {
+		g := d.Group(*in.APIGroup)
+		out.APIGroup = &g
+	}
+}

@@ -15,6 +15,12 @@ type Kind interface {
 	ToPrivate(data []byte) (out []byte, unknown []error, err error)
 	// ToUpstream translates a private object read from the backend.
 	ToUpstream(data []byte) (out []byte, unknown []error, err error)
+	// New returns new zero values of the upstream Go type and of its private twin (pointers), for tests
+	// and tools that work with typed objects.
+	New() (upstream, private any)
+	// Convert converts a typed value made by New into its twin: an upstream value into a private one, or a
+	// private value into an upstream one. It panics if in and out are not a pair made by New.
+	Convert(in, out any)
 }
 
 // NewKind returns the Kind for a pair of generated converters, e.g.
@@ -35,6 +41,19 @@ func (k typedKind[U, P]) ToPrivate(data []byte) ([]byte, []error, error) {
 
 func (k typedKind[U, P]) ToUpstream(data []byte) ([]byte, []error, error) {
 	return convert(data, k.toUpstream)
+}
+
+func (k typedKind[U, P]) New() (any, any) { return new(U), new(P) }
+
+func (k typedKind[U, P]) Convert(in, out any) {
+	switch in := in.(type) {
+	case *U:
+		k.toPrivate(in, out.(*P))
+	case *P:
+		k.toUpstream(in, out.(*U))
+	default:
+		panic(fmt.Sprintf("translate: Convert(%T, %T): not a pair of this kind", in, out))
+	}
 }
 
 // convert decodes data into a new In as kube-apiserver decodes a request (case-sensitive field names,

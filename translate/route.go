@@ -28,6 +28,9 @@ type Route struct {
 	// same type, for partial bodies (patches).
 	Object Kind
 	Paths  *Node
+	// List is the typed codec of the list kind (lists are streamed item by item on the hot path; List is
+	// for tests, benchmarks and tools).
+	List Kind
 }
 
 // UpstreamGVK returns the upstream GroupVersionKind of the route.

@@ -29,6 +29,11 @@ type Package struct {
 	// Dir names the twin: apis/private/<Dir> holds the private types and zz_generated/convert/<Dir> the
 	// converters. Its last element is the version, e.g. "core/v1beta2".
 	Dir string
+	// Contract is the Cluster API contract version the package's kinds implement ("v1beta1", "v1beta2"),
+	// for provider packages that CAPI references by contract (bootstrap, control plane, infrastructure).
+	// The private CRDs then carry CAPI's contract labels ("cluster.x-k8s.io/<contract>: <versions joined
+	// by _>"), from which CAPI's apiVersion getter picks the version of a referenced kind.
+	Contract string
 }
 
 // Packages lists every mirrored upstream API package, one line per package. Versions as pinned in go.mod
@@ -43,10 +48,10 @@ var Packages = []Package{
 	{Path: "sigs.k8s.io/cluster-api/api/ipam/v1beta2", Dir: "ipam/v1beta2"},
 	{Path: "sigs.k8s.io/cluster-api/api/runtime/v1alpha1", Dir: "runtime/v1alpha1"},
 	{Path: "sigs.k8s.io/cluster-api/api/runtime/v1beta2", Dir: "runtime/v1beta2"},
-	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1", Dir: "bootstrap/kubeadm/v1beta1"},
-	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2", Dir: "bootstrap/kubeadm/v1beta2"},
-	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1", Dir: "controlplane/kubeadm/v1beta1"},
-	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2", Dir: "controlplane/kubeadm/v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1", Dir: "bootstrap/kubeadm/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2", Dir: "bootstrap/kubeadm/v1beta2", Contract: "v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1", Dir: "controlplane/kubeadm/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2", Dir: "controlplane/kubeadm/v1beta2", Contract: "v1beta2"},
 }
 
 // OpaqueTypes are types whose content the generator cannot see into (free-form JSON). Each may appear in an
@@ -93,4 +98,11 @@ func UpstreamGroup(private string) (string, bool) {
 // translated like any group; their keys, like every label and annotation key, never are.
 var GroupKindAnnotations = []string{
 	"cluster.x-k8s.io/cloned-from-groupkind",
+}
+
+// NotGroupFields are fields whose JSON name says apiVersion or apiGroup but whose value can never name a
+// mapped group, each with the reason. Keys are "<import path>.<type name>.<Go field name>".
+var NotGroupFields = map[string]string{
+	// Env var fieldRef (kubeadm extraEnvs): the schema version of a Pod field path, always a core version.
+	"k8s.io/api/core/v1.ObjectFieldSelector.APIVersion": "Pod field selector schema version (\"v1\")",
 }

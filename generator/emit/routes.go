@@ -1,0 +1,61 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+)
+
+// Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and served
+// version, with its typed codecs and group-carrying JSON paths.
+func (e *Emitter) Routes() error {
+	f := jen.NewFilePathName(e.M.Module+"/zz_generated/routes", "routes")
+	e.header(f, "apis/upstream.Packages")
+	f.PackageComment("Package routes holds the generated route table: every mapped kind at every served version.")
+	e.importAliases(f)
+	schema := "k8s.io/apimachinery/pkg/runtime/schema"
+	strs := func(ss []string) jen.Code {
+		if len(ss) == 0 {
+			return jen.Nil()
+		}
+		var c []jen.Code
+		for _, s := range ss {
+			c = append(c, jen.Lit(s))
+		}
+		return jen.Index().String().Values(c...)
+	}
+	var routes []jen.Code
+	for _, pkg := range e.M.Packages {
+		conv := e.M.ConvertPath(pkg)
+		for _, k := range pkg.Kinds {
+			var paths []jen.Code
+			for _, p := range k.Paths {
+				paths = append(paths, jen.Line().Lit(p))
+			}
+			paths = append(paths, jen.Line())
+			routes = append(routes, jen.Values(jen.Dict{
+				jen.Id("Upstream"): jen.Qual(schema, "GroupVersionResource").Values(jen.Dict{
+					jen.Id("Group"): jen.Lit(pkg.Group), jen.Id("Version"): jen.Lit(pkg.Version), jen.Id("Resource"): jen.Lit(k.Resource)}),
+				jen.Id("Private"): jen.Qual(schema, "GroupVersionResource").Values(jen.Dict{
+					jen.Id("Group"): jen.Lit(pkg.PrivateGroup), jen.Id("Version"): jen.Lit(pkg.Version), jen.Id("Resource"): jen.Lit(k.Resource)}),
+				jen.Id("Kind"):         jen.Lit(k.Name),
+				jen.Id("ListKind"):     jen.Lit(k.ListName),
+				jen.Id("Singular"):     jen.Lit(k.Singular),
+				jen.Id("Namespaced"):   jen.Lit(k.Namespaced),
+				jen.Id("Subresources"): strs(k.Subresources),
+				jen.Id("ShortNames"):   strs(k.ShortNames),
+				jen.Id("Categories"):   strs(k.Categories),
+				jen.Id("Storage"):      jen.Lit(k.Storage),
+				jen.Id("Object"):       jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.Name+"ToPrivate"), jen.Qual(conv, k.Name+"ToUpstream")),
+				jen.Id("List"):         jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.ListName+"ToPrivate"), jen.Qual(conv, k.ListName+"ToUpstream")),
+				jen.Id("Paths"):        jen.Qual(translatePath, "Paths").Call(paths...),
+			}))
+		}
+	}
+	f.Comment("Routes lists every mapped kind at every version, in the order of apis/upstream.Packages.")
+	f.Var().Id("Routes").Op("=").Index().Qual(translatePath, "Route").ValuesFunc(func(g *jen.Group) {
+		for _, r := range routes {
+			g.Line().Add(r)
+		}
+		g.Line()
+	})
+	return e.write(f, "zz_generated/routes", "zz_generated.routes.go")
+}

@@ -1,0 +1,101 @@
+// Command generator mirrors the upstream Cluster API packages listed in apis/upstream into private API
+// groups. Run it from the repository root (make generate). It writes:
+//
+//   - apis/private/<dir>/zz_generated.{doc,types,register}.go: the private Go types, field for field,
+//     with +groupName set to the private group and clash-free shortNames and categories;
+//   - apis/private/<dir>/zz_generated.deepcopy.go and apis/private/crds/*.yaml: by controller-gen (the
+//     version CAPI pins, built from hack/tools), so the CRDs equal upstream's but for group and names;
+//   - zz_generated/convert/<dir>/zz_generated.convert.go: <Type>ToPrivate and <Type>ToUpstream for every
+//     type that can carry a group;
+//   - zz_generated/routes/zz_generated.routes.go: the route table the proxy reads.
+//
+// A field the generator cannot classify (a type that encodes itself, an interface, ...) fails the run with
+// the field path that reaches it; see package generator/model.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/generator/emit"
+	"github.com/openshift/hypershift-capi-proxy/generator/model"
+)
+
+const module = "github.com/openshift/hypershift-capi-proxy"
+
+func main() {
+	root := flag.String("root", ".", "repository root to write into")
+	controllerGen := flag.String("controller-gen", "bin/controller-gen", "controller-gen binary (built from hack/tools)")
+	flag.Parse()
+	if err := run(*root, *controllerGen); err != nil {
+		fmt.Fprintln(os.Stderr, "generator:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root, controllerGen string) error {
+	m, err := model.Load(module, upstream.Packages)
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{"apis/private", "zz_generated"} {
+		if err := os.RemoveAll(filepath.Join(root, dir)); err != nil {
+			return err
+		}
+	}
+	source, err := sourceVersions(root)
+	if err != nil {
+		return err
+	}
+	e := &emit.Emitter{M: m, Root: root, Source: source}
+	for _, pkg := range m.Packages {
+		if err := e.PrivateTypes(pkg); err != nil {
+			return err
+		}
+		if err := e.Converters(pkg); err != nil {
+			return err
+		}
+	}
+	if err := e.Routes(); err != nil {
+		return err
+	}
+	// controller-gen: deepcopy for the private types, then the CRDs.
+	cmd := exec.Command(controllerGen,
+		"object:headerFile="+filepath.Join("templates", "boilerplate.go.txt"),
+		"crd:crdVersions=v1", "output:crd:dir=./apis/private/crds",
+		"paths=./apis/private/...")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("controller-gen: %w", err)
+	}
+	return nil
+}
+
+// sourceVersions names the upstream modules the code is generated from, as root/go.mod pins them.
+func sourceVersions(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	mf, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, r := range mf.Require {
+		for _, p := range upstream.Packages {
+			if strings.HasPrefix(p.Path, r.Mod.Path+"/") && !slices.Contains(out, r.Mod.String()) {
+				out = append(out, r.Mod.Path+" "+r.Mod.Version)
+			}
+		}
+	}
+	return strings.Join(slices.Compact(out), ", "), nil
+}

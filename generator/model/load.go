@@ -1,0 +1,251 @@
+package model
+
+import (
+	"fmt"
+	goparser "go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gobuffalo/flect"
+	"k8s.io/gengo/v2/parser"
+	"k8s.io/gengo/v2/types"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+)
+
+const (
+	metav1Path = "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1Path = "k8s.io/api/core/v1"
+)
+
+// Load parses pkgs with gengo and builds the model. module is this repository's Go module path.
+func Load(module string, pkgs []upstream.Package) (*Model, error) {
+	paths := make([]string, 0, len(pkgs))
+	for _, p := range pkgs {
+		paths = append(paths, p.Path)
+	}
+	p := parser.New()
+	if err := p.LoadPackages(paths...); err != nil {
+		return nil, fmt.Errorf("loading upstream packages: %w", err)
+	}
+	u, err := p.NewUniverse()
+	if err != nil {
+		return nil, fmt.Errorf("building the type universe: %w", err)
+	}
+
+	m := &Model{Module: module, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}}
+	for _, up := range pkgs {
+		src := u.Package(up.Path)
+		if src == nil || len(src.Types) == 0 {
+			return nil, fmt.Errorf("%s: package has no types (is it in go.mod?)", up.Path)
+		}
+		pkg := &Package{Package: up, Version: path.Base(up.Path), Source: src}
+		if pkg.Group, err = groupName(src); err != nil {
+			return nil, fmt.Errorf("%s: reading +groupName: %w", up.Path, err)
+		}
+		if pkg.Group == "" {
+			return nil, fmt.Errorf("%s: no +groupName marker in the package comments", up.Path)
+		}
+		priv, ok := upstream.PrivateGroup(pkg.Group)
+		if !ok {
+			return nil, fmt.Errorf("%s: group %q has no private twin: add it to upstream.Groups", up.Path, pkg.Group)
+		}
+		pkg.PrivateGroup = priv
+		if pkg.Kinds, err = findKinds(src); err != nil {
+			return nil, fmt.Errorf("%s: %w", up.Path, err)
+		}
+		if len(pkg.Kinds) == 0 {
+			return nil, fmt.Errorf("%s: no kinds (+kubebuilder:object:root=true types with ObjectMeta) found", up.Path)
+		}
+		m.Packages = append(m.Packages, pkg)
+		m.byPath[up.Path] = pkg
+	}
+	m.collectReachable()
+	if err := m.classify(); err != nil {
+		return nil, err
+	}
+	for _, pkg := range m.Packages {
+		for _, k := range pkg.Kinds {
+			if k.Paths, err = m.jsonPaths(k.Type); err != nil {
+				return nil, fmt.Errorf("%s.%s: %w", pkg.Path, k.Name, err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// groupName returns the value of the package's +groupName marker. Like controller-gen, it reads the
+// marker from any file of the package (gengo keeps only doc.go's comments; CAPI puts it in
+// groupversion_info.go for some packages).
+func groupName(p *types.Package) (string, error) {
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(p.Dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := goparser.ParseFile(fset, filepath.Join(p.Dir, e.Name()), nil, goparser.ParseComments|goparser.PackageClauseOnly)
+		if err != nil {
+			return "", err
+		}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(c.Text, "//")), "+groupName="); ok {
+					return strings.TrimSpace(v), nil
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// Markers returns the +marker lines of a type's doc comment and of the comment block above it (where
+// kubebuilder projects put +kubebuilder:object:root and friends), without the leading '+'.
+func Markers(t *types.Type) []string {
+	var out []string
+	for _, lines := range [][]string{t.SecondClosestCommentLines, t.CommentLines} {
+		for _, l := range lines {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "+"); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func hasMarker(t *types.Type, name string) bool {
+	for _, m := range Markers(t) {
+		if m == name || strings.HasPrefix(m, name+"=") || strings.HasPrefix(m, name+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// markerArgs returns the key=value arguments of the first marker named name
+// ("+kubebuilder:resource:path=machines,shortName=ma" -> {path: machines, shortName: ma}).
+func markerArgs(t *types.Type, name string) map[string]string {
+	for _, m := range Markers(t) {
+		rest, ok := strings.CutPrefix(m, name+":")
+		if !ok {
+			continue
+		}
+		args := map[string]string{}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			args[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+		return args
+	}
+	return nil
+}
+
+func embeds(t *types.Type, pkg, name string) bool {
+	for _, mem := range t.Members {
+		if mem.Embedded && mem.Type.Name.Package == pkg && mem.Type.Name.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// findKinds returns the root types of a package that carry ObjectMeta, each paired with its list.
+func findKinds(p *types.Package) ([]*Kind, error) {
+	var kinds []*Kind
+	for _, t := range p.Types {
+		if t.Kind != types.Struct || !hasMarker(t, "kubebuilder:object:root") {
+			continue
+		}
+		var hasMeta bool
+		for _, mem := range t.Members {
+			if mem.Type.Name.Package == metav1Path && mem.Type.Name.Name == "ObjectMeta" {
+				hasMeta = true
+			}
+		}
+		if !hasMeta {
+			continue
+		}
+		list := p.Types[t.Name.Name+"List"]
+		if list == nil || !embeds(list, metav1Path, "ListMeta") {
+			return nil, fmt.Errorf("kind %s has no %sList with metav1.ListMeta", t.Name.Name, t.Name.Name)
+		}
+		k := &Kind{
+			Type: t, List: list, Name: t.Name.Name, ListName: list.Name.Name,
+			Namespaced: true,
+			Storage:    hasMarker(t, "kubebuilder:storageversion"),
+			Singular:   strings.ToLower(t.Name.Name),
+			Resource:   flect.Pluralize(strings.ToLower(t.Name.Name)),
+		}
+		if args := markerArgs(t, "kubebuilder:resource"); args != nil {
+			if v := args["path"]; v != "" {
+				k.Resource = v
+			}
+			if v := args["singular"]; v != "" {
+				k.Singular = v
+			}
+			k.Namespaced = args["scope"] != "Cluster"
+			k.ShortNames = splitList(args["shortName"])
+			k.Categories = splitList(args["categories"])
+		}
+		for _, sub := range []string{"status", "scale"} {
+			if hasMarker(t, "kubebuilder:subresource:"+sub) {
+				k.Subresources = append(k.Subresources, sub)
+			}
+		}
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].Name < kinds[j].Name })
+	return kinds, nil
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ";")
+}
+
+// collectReachable fills every package's Types with the named types of mirrored packages reachable from
+// any kind or list.
+func (m *Model) collectReachable() {
+	seen := map[*types.Type]bool{}
+	var walk func(t *types.Type)
+	walk = func(t *types.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		if pkg := m.PackageOf(t); pkg != nil && t.Name.Name != "" && (t.Kind == types.Struct || t.Kind == types.Alias) {
+			pkg.Types = append(pkg.Types, t)
+		}
+		switch t.Kind {
+		case types.Struct:
+			for _, mem := range t.Members {
+				walk(mem.Type)
+			}
+		case types.Pointer, types.Slice, types.Array:
+			walk(t.Elem)
+		case types.Map:
+			walk(t.Key)
+			walk(t.Elem)
+		case types.Alias:
+			walk(t.Underlying)
+		}
+	}
+	for _, pkg := range m.Packages {
+		for _, k := range pkg.Kinds {
+			walk(k.Type)
+			walk(k.List)
+		}
+	}
+	for _, pkg := range m.Packages {
+		sort.Slice(pkg.Types, func(i, j int) bool { return pkg.Types[i].Name.Name < pkg.Types[j].Name.Name })
+	}
+}

@@ -1,0 +1,64 @@
+package model
+
+import (
+	"k8s.io/gengo/v2/types"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+)
+
+// Model is everything the emitters need, for all mirrored packages.
+type Model struct {
+	// Packages in the order of upstream.Packages.
+	Packages []*Package
+	// Module is the Go module path of this repository; private packages live under Module/apis/private.
+	Module string
+
+	byPath  map[string]*Package
+	carries map[*types.Type]bool
+	aliased map[*types.Type]bool
+}
+
+// Package is one mirrored upstream API package.
+type Package struct {
+	upstream.Package
+	// Group and PrivateGroup are the upstream group (from +groupName) and its private twin.
+	Group, PrivateGroup string
+	// Version is the API version, the last element of the import path.
+	Version string
+	// Kinds are the root types (+kubebuilder:object:root=true with ObjectMeta), sorted by name. List kinds
+	// are not in Kinds: each Kind names its list.
+	Kinds []*Kind
+	// Types are the named types of this package reachable from any kind of any package, sorted by name,
+	// including kinds and lists.
+	Types []*types.Type
+	// Universe package, for doc comments.
+	Source *types.Package
+}
+
+// PrivatePath is the import path of the private twin of p.
+func (m *Model) PrivatePath(p *Package) string { return m.Module + "/apis/private/" + p.Dir }
+
+// ConvertPath is the import path of the converters of p.
+func (m *Model) ConvertPath(p *Package) string { return m.Module + "/zz_generated/convert/" + p.Dir }
+
+// PackageOf returns the mirrored package a named type belongs to, or nil for a type outside the table
+// (metav1, corev1, ...), which both twins share.
+func (m *Model) PackageOf(t *types.Type) *Package { return m.byPath[t.Name.Package] }
+
+// Kind is one root type with its list.
+type Kind struct {
+	Type, List *types.Type
+	// Name is the kind ("Machine"); ListName its list kind ("MachineList").
+	Name, ListName string
+	// Resource is the plural resource, Singular the singular; from +kubebuilder:resource:path or the
+	// lowercased plural of the kind as controller-gen derives it.
+	Resource, Singular string
+	Namespaced         bool
+	ShortNames         []string
+	Categories         []string
+	Subresources       []string
+	// Storage marks the version stored by the apiserver (+kubebuilder:storageversion).
+	Storage bool
+	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
+	Paths []string
+}
