@@ -35,6 +35,7 @@ else
 	# Build next to the cache (same filesystem) so the final mv is an atomic rename.
 	tmp="$(mktemp -d "$bin_dir/.build.XXXXXX")"
 	trap 'rm -rf "$tmp"' EXIT
+	trap 'exit 130' INT TERM
 
 	# Make /version report the real release instead of v0.0.0-master.
 	minor="${kube_version#v1.}"

@@ -13,6 +13,7 @@ set -euo pipefail
 
 hack_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 components=(kube-controller-manager kube-apiserver etcd) # stop order; started in reverse
+interrupted=""
 
 log() { echo "kube-env: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -38,7 +39,7 @@ gone() {
 pid_of() {
 	local pid cmdline
 	pid="$(cat "$1/$2.pid" 2>/dev/null)" && alive "$pid" || return 1
-	cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+	cmdline="$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
 	[[ "$cmdline" == *"$1/"* ]] && echo "$pid"
 }
 
@@ -89,11 +90,12 @@ start() {
 
 # wait_for NAME SECONDS CMD...: poll CMD until it succeeds; fail if NAME dies or time runs out.
 wait_for() {
-	local name="$1" deadline=$((SECONDS + $2))
+	local name="$1" timeout="$2" deadline=$((SECONDS + $2))
 	shift 2
 	until "$@" >/dev/null 2>&1; do
+		[[ -z "$interrupted" ]] || return 1
 		pid_of "$dir" "$name" >/dev/null || { log "$name exited"; return 1; }
-		((SECONDS < deadline)) || { log "timed out after $2s waiting for $name"; return 1; }
+		((SECONDS < deadline)) || { log "timed out after ${timeout}s waiting for $name"; return 1; }
 		sleep 0.2
 	done
 }
@@ -148,10 +150,10 @@ launch() {
 	# etcd: fresh data dir each time; no fsync (test data only).
 	log "starting etcd on 127.0.0.1:$etcd_port"
 	rm -rf "$dir/etcd"
-	start etcd --name=default --data-dir="$dir/etcd" --unsafe-no-fsync --log-level=warn \
+	start etcd --name=kube-env --data-dir="$dir/etcd" --unsafe-no-fsync --log-level=warn \
 		--listen-client-urls="http://127.0.0.1:$etcd_port" --advertise-client-urls="http://127.0.0.1:$etcd_port" \
 		--listen-peer-urls="http://127.0.0.1:$peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
-		--initial-cluster="default=http://127.0.0.1:$peer_port"
+		--initial-cluster="kube-env=http://127.0.0.1:$peer_port"
 	wait_for etcd 20 tcp_open "$etcd_port" || return 1
 
 	log "starting kube-apiserver on $server"
@@ -176,7 +178,7 @@ launch() {
 		--authorization-kubeconfig="$dir/admin.kubeconfig" --use-service-account-credentials=false \
 		--bind-address=127.0.0.1 --secure-port="$kcm_port" --leader-elect=false
 	wait_for kube-controller-manager 30 kubectl --kubeconfig=/dev/null --server="https://127.0.0.1:$kcm_port" \
-		--insecure-skip-tls-verify get --raw /healthz || return 1
+		--insecure-skip-tls-verify --token="$admin_token" get --raw /healthz || return 1
 }
 
 # port_clash: did a component fail because another process took its port meanwhile?
@@ -215,7 +217,8 @@ up() {
 
 	# From here on, a failure or interrupt stops whatever was started.
 	trap 'dump_logs; down "$dir"; log "up failed; logs are in $dir"' EXIT
-	trap 'exit 130' INT TERM
+	# (INT/TERM only set a flag: exiting from inside wait_for would send these messages to /dev/null.)
+	trap 'interrupted=1' INT TERM
 
 	# Serving/client CA, front-proxy CA + client cert, service-account key pair, tokens.
 	log "generating certificates and tokens in $dir"
@@ -233,10 +236,12 @@ up() {
 	# Ports are checked free, but a concurrent environment may grab one first: retry then.
 	for attempt in 1 2 3; do
 		launch && break
+		if [[ -n "$interrupted" ]]; then exit 130; fi
 		if ((attempt == 3)) || ! port_clash; then exit 1; fi
 		log "port clash, retrying with other ports"
 		down "$dir"
 	done
+	if [[ -n "$interrupted" ]]; then exit 130; fi
 
 	{
 		printf 'export %s=%q\n' KUBE_APISERVER_URL "$server" KUBE_CA_FILE "$dir/ca.crt" \

@@ -1,0 +1,273 @@
+// Package framework runs the real components the e2e tests drive: a kube-apiserver, etcd and
+// kube-controller-manager built from the Go module proxy (hack/kube-env.sh), the private CRDs beside a
+// different version of the upstream CAPI CRDs (as on a real management cluster), and the proxy binary
+// built from ./proxy, serving TLS on loopback.
+package framework
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// Env is a running control plane.
+type Env struct {
+	// Dir holds the control plane's state, logs and credentials.
+	Dir string
+	// APIServerURL is https://127.0.0.1:<port>; CAFile its serving CA.
+	APIServerURL, CAFile string
+	// AdminToken is a system:masters bearer token; UserToken the restricted user "alice".
+	AdminToken, UserToken string
+	// BinDir holds kube-apiserver, etcd, kube-controller-manager and kubectl.
+	BinDir string
+	// Root is the repository root.
+	Root string
+}
+
+// RepoRoot finds the repository root (the directory holding go.mod) above the working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// StartEnv starts a control plane in a new directory with hack/kube-env.sh (which builds or reuses the
+// binaries; KUBE_BIN_DIR names a cached build).
+func StartEnv() (*Env, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "capi-proxy-e2e-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(root, "hack", "kube-env.sh"), "up", dir)
+	cmd.Stderr = os.Stderr
+	if out, err := cmd.Output(); err != nil {
+		return nil, fmt.Errorf("hack/kube-env.sh up: %w\n%s", err, out)
+	}
+	vars, err := readEnvFile(filepath.Join(dir, "env"))
+	if err != nil {
+		return nil, err
+	}
+	return &Env{
+		Dir: dir, Root: root,
+		APIServerURL: vars["KUBE_APISERVER_URL"], CAFile: vars["KUBE_CA_FILE"],
+		AdminToken: vars["KUBE_ADMIN_TOKEN"], UserToken: vars["KUBE_USER_TOKEN"],
+		BinDir: vars["KUBE_BIN_DIR"],
+	}, nil
+}
+
+// Stop stops the control plane (hack/kube-env.sh down) and removes its directory unless keep is set.
+func (e *Env) Stop(keep bool) {
+	cmd := exec.Command(filepath.Join(e.Root, "hack", "kube-env.sh"), "down", e.Dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	_ = cmd.Run()
+	if !keep {
+		_ = os.RemoveAll(e.Dir)
+	}
+}
+
+// readEnvFile reads the `export NAME=value` lines kube-env.sh writes (values quoted by printf %q; the
+// values it writes are paths, URLs and hex tokens, which %q leaves bare).
+func readEnvFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	vars := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := strings.TrimPrefix(strings.TrimSpace(s.Text()), "export ")
+		if k, v, ok := strings.Cut(line, "="); ok {
+			vars[k] = strings.Trim(v, `'"`)
+		}
+	}
+	return vars, s.Err()
+}
+
+// DirectConfig is a rest.Config talking straight to the apiserver with token.
+func (e *Env) DirectConfig(token string) *rest.Config {
+	return &rest.Config{Host: e.APIServerURL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: e.CAFile},
+		QPS: 200, Burst: 400}
+}
+
+// InstallCRDs creates the CRDs in the YAML files and waits until each is Established.
+func (e *Env) InstallCRDs(ctx context.Context, c client.Client, files ...string) error {
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, crd); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if err := c.Create(ctx, crd); err != nil {
+			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
+				return false, nil
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		}); err != nil {
+			return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
+		}
+	}
+	return nil
+}
+
+// UpstreamCRDs returns the CRD files of another CAPI release (from the Go module cache, downloaded on
+// demand), to install beside the private ones as the platform's own copy.
+func UpstreamCRDs(module, version string) ([]string, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", module+"@"+version).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go mod download %s@%s: %w", module, version, err)
+	}
+	var dir string
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), `"Dir": `); ok {
+			dir = strings.Trim(strings.TrimSuffix(v, ","), `"`)
+		}
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("go mod download %s@%s: no Dir in %s", module, version, out)
+	}
+	return filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
+}
+
+// Proxy is a running proxy binary.
+type Proxy struct {
+	URL, CAFile string
+	cmd         *exec.Cmd
+	Log         string
+}
+
+// StartProxy builds ./proxy and runs it on a free loopback port in front of the env's apiserver, serving
+// TLS with a fresh self-signed certificate for 127.0.0.1. extraArgs are appended to its flags.
+func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, error) {
+	bin := filepath.Join(e.Dir, "capi-proxy")
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.Command("go", "build", "-o", bin, "./proxy")
+		build.Dir, build.Stdout, build.Stderr = e.Root, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("building the proxy: %w", err)
+		}
+	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	if err != nil {
+		return nil, err
+	}
+	certFile, keyFile := filepath.Join(e.Dir, "proxy.crt"), filepath.Join(e.Dir, "proxy.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: certFile, Log: filepath.Join(e.Dir, "proxy.log")}
+	logFile, err := os.Create(p.Log)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--kubeconfig", filepath.Join(e.Dir, "admin.kubeconfig"),
+		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
+		"-v", "2",
+	}, extraArgs...)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	// Ready when it answers /version through to the apiserver.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/version", nil)
+		req.Header.Set("Authorization", "Bearer "+e.AdminToken)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		p.Stop()
+		logs, _ := os.ReadFile(p.Log)
+		return nil, fmt.Errorf("proxy not ready: %w\n%s", err, logs)
+	}
+	return p, nil
+}
+
+// Config is a rest.Config talking to the apiserver through the proxy with token.
+func (p *Proxy) Config(token string) *rest.Config {
+	return &rest.Config{Host: p.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: p.CAFile},
+		QPS: 200, Burst: 400}
+}
+
+// Stop terminates the proxy.
+func (p *Proxy) Stop() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-done
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
