@@ -1,0 +1,235 @@
+package body
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// equalJSON fails unless got and want are the same JSON value.
+func equalJSON(t *testing.T, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("got invalid JSON %s: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("want invalid JSON %s: %v", want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestUpstream(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	for _, tc := range []struct{ name, in, want string }{
+		{"routed kind",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m",` +
+				`"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}],` +
+				`"labels":{"cluster.x-k8s.io/cluster-name":"c"},"finalizers":["machine.cluster.x-k8s.io"]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`,
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m",` +
+				`"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}],` +
+				`"labels":{"cluster.x-k8s.io/cluster-name":"c"},"finalizers":["machine.cluster.x-k8s.io"]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"a"}}}`},
+		{"routed kind with fields its type lacks keeps them",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m"},"newField":{"x":1},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`,
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m"},"newField":{"x":1},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`},
+		{"secret owned by a cluster",
+			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}],` +
+				`"managedFields":[{"manager":"m","apiVersion":"v1"}]},"data":{"k":"Y2x1c3Rlci5oeXBlcnNoaWZ0Lm9wZW5zaGlmdC5pbw=="},"stringData":{"x":"cluster.hypershift.openshift.io"}}`,
+			`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}],` +
+				`"managedFields":[{"manager":"m","apiVersion":"v1"}]},"data":{"k":"Y2x1c3Rlci5oeXBlcnNoaWZ0Lm9wZW5zaGlmdC5pbw=="},"stringData":{"x":"cluster.hypershift.openshift.io"}}`},
+		{"partial object metadata",
+			`{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"name":"m","managedFields":[{"manager":"capi","apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`,
+			`{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"name":"m","managedFields":[{"manager":"capi","apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`},
+		{"table",
+			`{"apiVersion":"meta.k8s.io/v1","kind":"Table","columnDefinitions":[],"rows":[{"cells":["m"],"object":{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata",` +
+				`"metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}}]}`,
+			`{"apiVersion":"meta.k8s.io/v1","kind":"Table","columnDefinitions":[],"rows":[{"cells":["m"],"object":{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata",` +
+				`"metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}}]}`},
+		{"status",
+			`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"machines.cluster.hypershift.openshift.io \"m\" not found","details":{"group":"cluster.hypershift.openshift.io","kind":"machines"},"code":404}`,
+			`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"machines.cluster.x-k8s.io \"m\" not found","details":{"group":"cluster.x-k8s.io","kind":"machines"},"code":404}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tr.Upstream([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			equalJSON(t, out, tc.want)
+		})
+	}
+}
+
+func TestUpstreamUntouched(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	// Nothing names a private group: the bytes are returned as they are, even if not valid JSON.
+	for _, in := range []string{
+		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},  "data":{}}`,
+		`not json at all`,
+	} {
+		out, err := tr.Upstream([]byte(in))
+		if err != nil || string(out) != in {
+			t.Errorf("Upstream(%s) = %s, %v; want the input", in, out, err)
+		}
+	}
+}
+
+func TestUpstreamMalformed(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	for _, in := range []string{
+		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine",`,
+		`["cluster.hypershift.openshift.io"]`,
+		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"} trailing`,
+	} {
+		if out, err := tr.Upstream([]byte(in)); err == nil {
+			t.Errorf("Upstream(%s) = %s; want an error", in, out)
+		}
+	}
+}
+
+func TestPrivate(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	v1beta2, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+
+	out, unknown, err := tr.Private(v1beta2, []byte(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m"},`+
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}},"bogus":1,"alsoBogus":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, out, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m"},`+
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`)
+	if len(unknown) != 2 || unknown[0].Error() != `unknown field "alsoBogus"` {
+		t.Errorf("unknown = %v", unknown)
+	}
+
+	// The body's own kind picks the codec: a v1beta1 Machine posted to the v1beta2 endpoint is translated as
+	// v1beta1 (apiVersion references), and the backend answers the mismatch.
+	out, _, err = tr.Private(v1beta2, []byte(`{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine",`+
+		`"spec":{"infrastructureRef":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta2"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalJSON(t, out, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta1","kind":"Machine",`+
+		`"spec":{"infrastructureRef":{"apiVersion":"infrastructure.cluster.hypershift.openshift.io/v1beta2"}}}`)
+
+	for _, bad := range []string{``, `  `, `{"apiVersion":`, `[]`, `{"apiVersion":1}`} {
+		if _, _, err := tr.Private(v1beta2, []byte(bad)); err == nil {
+			t.Errorf("Private(%q): want an error", bad)
+		}
+	}
+}
+
+func TestUnknownFields(t *testing.T) {
+	unknown := []error{errors.New(`unknown field "spec.foo"`), errors.New(`duplicate field "spec.bar"`)}
+
+	_, err := UnknownFields("Strict", unknown)
+	if !apierrors.IsBadRequest(err) {
+		t.Fatalf("Strict: err = %v, want BadRequest", err)
+	}
+	if want := `strict decoding error: unknown field "spec.foo", duplicate field "spec.bar"`; err.Error() != want {
+		t.Errorf("Strict: %q, want %q", err.Error(), want)
+	}
+	for _, directive := range []string{"Warn", "", "warn?"} {
+		warnings, err := UnknownFields(directive, unknown)
+		if err != nil || !reflect.DeepEqual(warnings, []string{`unknown field "spec.foo"`, `duplicate field "spec.bar"`}) {
+			t.Errorf("%q: %v, %v", directive, warnings, err)
+		}
+	}
+	if warnings, err := UnknownFields("Ignore", unknown); warnings != nil || err != nil {
+		t.Errorf("Ignore: %v, %v", warnings, err)
+	}
+	if warnings, err := UnknownFields("Strict", nil); warnings != nil || err != nil {
+		t.Errorf("Strict without unknown fields: %v, %v", warnings, err)
+	}
+}
+
+func TestPatch(t *testing.T) {
+	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	v1beta1, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta1)
+	for _, tc := range []struct {
+		name, mediaType string
+		n               *translate.Node
+		in, want        string
+	}{
+		{"merge patch", MergePatch, route.Paths,
+			`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"c"},"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","name":"a"},"replicas":1.50}}`,
+			`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"c"},"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","name":"a"},"replicas":1.50}}`},
+		{"merge patch that deletes", MergePatch, route.Paths,
+			`{"spec":{"infrastructureRef":null},"metadata":{"annotations":{"cluster.x-k8s.io/paused":null}}}`,
+			`{"spec":{"infrastructureRef":null},"metadata":{"annotations":{"cluster.x-k8s.io/paused":null}}}`},
+		{"json patch", JSONPatch, route.Paths,
+			`[{"op":"replace","path":"/spec/infrastructureRef","value":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"a"}},` +
+				`{"op":"test","path":"/spec/infrastructureRef/apiGroup","value":"infrastructure.cluster.x-k8s.io"},` +
+				`{"op":"add","path":"/metadata/ownerReferences/-","value":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}},` +
+				`{"op":"add","path":"/metadata/labels/cluster.x-k8s.io~1cluster-name","value":"cluster.x-k8s.io"},` +
+				`{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/bootstrap/configRef"},` +
+				`{"op":"remove","path":"/spec/bootstrap"}]`,
+			`[{"op":"replace","path":"/spec/infrastructureRef","value":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}},` +
+				`{"op":"test","path":"/spec/infrastructureRef/apiGroup","value":"infrastructure.cluster.hypershift.openshift.io"},` +
+				`{"op":"add","path":"/metadata/ownerReferences/-","value":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}},` +
+				`{"op":"add","path":"/metadata/labels/cluster.x-k8s.io~1cluster-name","value":"cluster.x-k8s.io"},` +
+				`{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/bootstrap/configRef"},` +
+				`{"op":"remove","path":"/spec/bootstrap"}]`},
+		{"json patch of the whole document", JSONPatch, v1beta1.Paths,
+			`[{"op":"replace","path":"","value":{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","spec":{"infrastructureRef":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta1"}}}}]`,
+			`[{"op":"replace","path":"","value":{"apiVersion":"cluster.hypershift.openshift.io/v1beta1","kind":"Machine","spec":{"infrastructureRef":{"apiVersion":"infrastructure.cluster.hypershift.openshift.io/v1beta1"}}}}]`},
+		{"apply patch in YAML", ApplyPatchYAML, route.Paths,
+			"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata:\n  name: m\n  labels:\n    cluster.x-k8s.io/cluster-name: c\nspec:\n  infrastructureRef:\n    apiGroup: infrastructure.cluster.x-k8s.io\n",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","labels":{"cluster.x-k8s.io/cluster-name":"c"}},"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`},
+		{"strategic merge patch of a secret's owners", StrategicMergePatch, translate.MetadataPaths,
+			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}],"$setElementOrder/ownerReferences":[{"uid":"u"}]}}`,
+			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}],"$setElementOrder/ownerReferences":[{"uid":"u"}]}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Patch(translate.ToPrivate, tc.n, tc.mediaType, []byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			equalJSON(t, out, tc.want)
+		})
+	}
+}
+
+func TestPatchNumbersKept(t *testing.T) {
+	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	in := `{"apiVersion":"cluster.x-k8s.io/v1beta2","spec":{"big":12345678901234567890,"f":1.0}}`
+	out, err := Patch(translate.ToPrivate, route.Paths, MergePatch, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","spec":{"big":12345678901234567890,"f":1.0}}`; string(out) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+}
+
+func TestPatchMalformed(t *testing.T) {
+	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	for _, tc := range []struct{ name, mediaType, in string }{
+		{"merge patch", MergePatch, `{"apiVersion":"cluster.x-k8s.io/v1beta2"`},
+		{"json patch not an array", JSONPatch, `{"op":"add","path":"/a","value":"cluster.x-k8s.io"}`},
+		{"json patch op not an object", JSONPatch, `["cluster.x-k8s.io"]`},
+		{"json patch without path", JSONPatch, `[{"op":"add","value":"cluster.x-k8s.io"}]`},
+		{"json patch malformed", JSONPatch, `[{"op":"add","path":"/a","value":"cluster.x-k8s.io"}`},
+		{"apply patch", ApplyPatchYAML, "apiVersion: cluster.x-k8s.io/v1beta2\n  bad: [\n"},
+		{"unknown type", "application/apply-patch+cbor", `cluster.x-k8s.io`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if out, err := Patch(translate.ToPrivate, route.Paths, tc.mediaType, []byte(tc.in)); err == nil {
+				t.Errorf("Patch = %s; want an error", out)
+			}
+		})
+	}
+}

@@ -1,0 +1,209 @@
+// Package classify tells the proxy what a request is: its API coordinates (group, version, resource,
+// subresource, namespace, name, verb) as kube-apiserver parses them, and how the proxy must treat it
+// (Class), with the route of a mapped resource and the path to send to the backend.
+//
+// Parsing is k8s.io/apiserver's RequestInfoFactory, the apiserver's own parser, so that the proxy and the
+// backend agree on every verb (list versus get, watch by ?watch= or by /watch/ path, deletecollection).
+package classify
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// Class says how the proxy treats a request.
+type Class int
+
+const (
+	// Other is every request outside the mapped groups (core, apps, /version, ...). It is forwarded as it
+	// is; only the group-carrying metadata of its JSON bodies is translated.
+	Other Class = iota
+	// Mapped is a resource request of an upstream group with a route: the path is rewritten to the private
+	// group and bodies are translated.
+	Mapped
+	// Unrouted is a resource request of a mapped upstream group that no route serves (an unknown resource
+	// or version). The proxy answers 404 itself: forwarding it unchanged would reach the backend's own copy
+	// of the upstream group, which the proxy's clients must never see.
+	Unrouted
+	// Discovery is /apis, /apis/<mapped upstream group> or /apis/<mapped upstream group>/<version>.
+	Discovery
+	// Private is any path in a private group (/apis/cluster.hypershift.openshift.io/...): forwarded
+	// unchanged, the backend authorizes it.
+	Private
+	// Upgrade is a connection upgrade outside the mapped groups (exec, attach, port-forward): forwarded
+	// untouched on an HTTP/1.1 connection.
+	Upgrade
+)
+
+var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// Request is a classified request. Group and Version are the ones the client addressed (upstream for
+// Mapped); Verb is the Kubernetes verb (get, list, watch, create, update, patch, delete,
+// deletecollection), or the lower-case HTTP method of a non-resource request.
+type Request struct {
+	Class Class
+
+	Group, Version, Resource, Subresource, Namespace, Name, Verb string
+	// IsResource is true for a resource request (/api/v1/..., /apis/<group>/<version>/<resource>...), false
+	// for discovery and other non-resource paths.
+	IsResource bool
+	// Watch is true for a watch (?watch=true, or a /watch/ path).
+	Watch bool
+
+	// Route is set for Mapped.
+	Route *translate.Route
+	// BackendPath is the URL path to send to the backend: the request's path with the private group in
+	// place of the upstream one for Mapped and for Discovery of a group, the request's path otherwise.
+	BackendPath string
+}
+
+// Classifier classifies requests against a route table. It is safe for concurrent use.
+type Classifier struct {
+	table *translate.Table
+	infos *request.RequestInfoFactory
+	// groups and groupVersions are the upstream groups and group versions with at least one route.
+	groups        sets.Set[string]
+	groupVersions sets.Set[schema.GroupVersion]
+}
+
+// New returns a Classifier for the routes of table.
+func New(table *translate.Table) *Classifier {
+	c := &Classifier{
+		table: table,
+		infos: &request.RequestInfoFactory{
+			APIPrefixes:          sets.NewString("api", "apis"),
+			GrouplessAPIPrefixes: sets.NewString("api"),
+		},
+		groups:        sets.New[string](),
+		groupVersions: sets.New[schema.GroupVersion](),
+	}
+	for _, r := range table.Routes() {
+		c.groups.Insert(r.Upstream.Group)
+		c.groupVersions.Insert(r.Upstream.GroupVersion())
+	}
+	return c
+}
+
+// Classify parses r. It never fails: a request the parser rejects is Unrouted in a mapped group (the
+// proxy answers 404) and Other elsewhere (the backend answers).
+func (c *Classifier) Classify(r *http.Request) Request {
+	info, err := c.infos.NewRequestInfo(r)
+	req := Request{
+		Class:       Other,
+		Group:       info.APIGroup,
+		Version:     info.APIVersion,
+		Resource:    info.Resource,
+		Subresource: info.Subresource,
+		Namespace:   info.Namespace,
+		Name:        info.Name,
+		Verb:        info.Verb,
+		IsResource:  info.IsResourceRequest && err == nil,
+		Watch:       info.Verb == "watch",
+		BackendPath: r.URL.Path,
+	}
+
+	if !req.IsResource {
+		return c.nonResource(r, req, err == nil)
+	}
+	if _, mapped := upstream.PrivateGroup(req.Group); mapped {
+		return c.mapped(r, req)
+	}
+	if _, private := upstream.UpstreamGroup(req.Group); private {
+		req.Class = Private
+		return req
+	}
+	if httpstream.IsUpgradeRequest(r) {
+		req.Class = Upgrade
+	}
+	return req
+}
+
+// mapped classifies a resource request of a mapped upstream group.
+func (c *Classifier) mapped(r *http.Request, req Request) Request {
+	route, ok := c.table.ByUpstream(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})
+	if !ok {
+		req.Class = Unrouted
+		return req
+	}
+	path, ok := toPrivatePath(r.URL.Path, req.Group, route.Private.Group)
+	if !ok {
+		req.Class = Unrouted
+		return req
+	}
+	req.Class, req.Route, req.BackendPath = Mapped, route, path
+	return req
+}
+
+// nonResource classifies discovery, private group and other non-resource paths. parsed is false when the
+// apiserver's parser rejected the path.
+func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Request {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if parts[0] != "apis" {
+		if httpstream.IsUpgradeRequest(r) {
+			req.Class = Upgrade
+		}
+		return req
+	}
+	if len(parts) == 1 {
+		req.Class = Discovery
+		return req
+	}
+	group := parts[1]
+	if _, private := upstream.UpstreamGroup(group); private {
+		req.Group, req.Class = group, Private
+		return req
+	}
+	privateGroup, mapped := upstream.PrivateGroup(group)
+	if !mapped {
+		if httpstream.IsUpgradeRequest(r) {
+			req.Class = Upgrade
+		}
+		return req
+	}
+	req.Group, req.Class = group, Unrouted
+	path, ok := toPrivatePath(r.URL.Path, group, privateGroup)
+	if !parsed || !ok || len(parts) > 3 {
+		return req
+	}
+	switch len(parts) {
+	case 2:
+		if !c.groups.Has(group) {
+			return req
+		}
+	case 3:
+		req.Version = parts[2]
+		if !c.groupVersions.Has(schema.GroupVersion{Group: group, Version: req.Version}) {
+			return req
+		}
+	}
+	req.Class, req.BackendPath = Discovery, path
+	return req
+}
+
+// toPrivatePath replaces the group segment of "/apis/<group>[/...]". It fails on any other shape
+// (a doubled slash before the group, for example), so that an upstream group path is never forwarded
+// unchanged.
+func toPrivatePath(path, group, privateGroup string) (string, bool) {
+	prefix := "/apis/" + group
+	rest, ok := strings.CutPrefix(path, prefix)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return "", false
+	}
+	return "/apis/" + privateGroup + rest, true
+}

@@ -1,0 +1,252 @@
+// Package discovery rewrites the backend's discovery documents so that a client's RESTMapper sees the
+// private groups under their upstream names, and only what the proxy routes:
+//
+//   - /apis, legacy (v1 APIGroupList) and aggregated (apidiscovery.k8s.io v2 and v2beta1
+//     APIGroupDiscoveryList): every upstream-named group the backend serves natively is dropped, and every
+//     private group is replaced by itself renamed to its upstream name, in its place. Replaced, never
+//     merged: a client never sees two sources for cluster.x-k8s.io;
+//   - /apis/<upstream group> (v1 APIGroup) and /apis/<upstream group>/<version> (v1 APIResourceList): the
+//     proxy fetches them from the private group (package classify rewrites the path) and renames them.
+//
+// Versions and resources that no route serves are dropped (the proxy would answer them 404). Resources
+// show upstream's shortNames and categories from the route table: the private CRDs carry prefixed ones
+// (upstream.PrivateShortNamePrefix) that cannot clash with a natively served upstream group.
+//
+// The backend's ETag is of the untranslated document, so requests lose If-None-Match and responses their
+// ETag. Requests for a private group path are not discovery: they pass through unchanged.
+package discovery
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// Rewriter rewrites discovery documents with a route table. It is safe for concurrent use.
+type Rewriter struct {
+	table *translate.Table
+	// versions are the private group versions with at least one route.
+	versions sets.Set[schema.GroupVersion]
+}
+
+// New returns a Rewriter for the routes of table.
+func New(table *translate.Table) *Rewriter {
+	rw := &Rewriter{table: table, versions: sets.New[schema.GroupVersion]()}
+	for _, r := range table.Routes() {
+		rw.versions.Insert(r.Private.GroupVersion())
+	}
+	return rw
+}
+
+// Request prepares the headers of a discovery request for the backend: If-None-Match is removed (the
+// backend's ETag is of a document the client never sees) and Accept is narrowed to JSON, keeping the
+// aggregated discovery ranges (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
+func Request(h http.Header) {
+	h.Del("If-None-Match")
+	h.Set("Accept", negotiate.JSONAccept(h.Values("Accept")))
+}
+
+// Response removes the headers of a discovery response that describe the untranslated document (ETag).
+// The caller recomputes Content-Length.
+func Response(h http.Header) {
+	h.Del("ETag")
+}
+
+// Rewrite rewrites a JSON discovery document, chosen by its kind and apiVersion: a v1 APIGroupList,
+// APIGroup or APIResourceList, or an apidiscovery.k8s.io v2 or v2beta1 APIGroupDiscoveryList. Any other
+// document is returned as it is. Malformed JSON is an error.
+func (rw *Rewriter) Rewrite(data []byte) ([]byte, error) {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return nil, fmt.Errorf("decoding discovery document: %w", err)
+	}
+	switch tm.GroupVersionKind() {
+	case metav1.SchemeGroupVersion.WithKind("APIGroupList"), legacy.WithKind("APIGroupList"):
+		return rewrite(data, rw.groupList)
+	case metav1.SchemeGroupVersion.WithKind("APIGroup"), legacy.WithKind("APIGroup"):
+		return rewrite(data, rw.group)
+	case metav1.SchemeGroupVersion.WithKind("APIResourceList"), legacy.WithKind("APIResourceList"):
+		return rewrite(data, rw.resourceList)
+	case apidiscoveryv2.SchemeGroupVersion.WithKind("APIGroupDiscoveryList"):
+		return rewrite(data, rw.v2GroupList)
+	case apidiscoveryv2beta1.SchemeGroupVersion.WithKind("APIGroupDiscoveryList"):
+		return rewrite(data, rw.v2beta1GroupList)
+	}
+	return data, nil
+}
+
+// legacy is the apiVersion legacy discovery documents carry ("v1").
+var legacy = schema.GroupVersion{Version: "v1"}
+
+func rewrite[T any](data []byte, fn func(*T)) ([]byte, error) {
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("decoding %T: %w", *v, err)
+	}
+	fn(v)
+	return json.Marshal(v)
+}
+
+// groupList rewrites the legacy /apis document.
+func (rw *Rewriter) groupList(l *metav1.APIGroupList) {
+	groups := l.Groups[:0]
+	for _, g := range l.Groups {
+		if keep := rw.renameGroup(&g); keep {
+			groups = append(groups, g)
+		}
+	}
+	l.Groups = groups
+}
+
+// group rewrites the legacy /apis/<group> document.
+func (rw *Rewriter) group(g *metav1.APIGroup) {
+	rw.renameGroup(g)
+}
+
+// renameGroup renames a private group to its upstream name, keeping only the versions with routes. It
+// returns false for a group to drop: an upstream-named group, or a private one without routed versions.
+// Any other group is kept unchanged.
+func (rw *Rewriter) renameGroup(g *metav1.APIGroup) bool {
+	if translate.ToPrivate.Maps(g.Name) {
+		return false
+	}
+	up, ok := upstream.UpstreamGroup(g.Name)
+	if !ok {
+		return true
+	}
+	var versions []metav1.GroupVersionForDiscovery
+	preferred := -1
+	for _, v := range g.Versions {
+		if !rw.versions.Has(schema.GroupVersion{Group: g.Name, Version: v.Version}) {
+			continue
+		}
+		if v.Version == g.PreferredVersion.Version {
+			preferred = len(versions)
+		}
+		versions = append(versions, metav1.GroupVersionForDiscovery{
+			GroupVersion: schema.GroupVersion{Group: up, Version: v.Version}.String(),
+			Version:      v.Version,
+		})
+	}
+	g.Name, g.Versions = up, versions
+	switch {
+	case preferred >= 0:
+		g.PreferredVersion = versions[preferred]
+	case len(versions) > 0:
+		g.PreferredVersion = versions[0]
+	default:
+		g.PreferredVersion = metav1.GroupVersionForDiscovery{}
+	}
+	return len(versions) > 0
+}
+
+// resourceList rewrites the legacy /apis/<group>/<version> document.
+func (rw *Rewriter) resourceList(l *metav1.APIResourceList) {
+	gv, err := schema.ParseGroupVersion(l.GroupVersion)
+	if err != nil || !translate.ToUpstream.Maps(gv.Group) {
+		return
+	}
+	resources := l.APIResources[:0]
+	for _, r := range l.APIResources {
+		resource, subresource, _ := strings.Cut(r.Name, "/")
+		route, ok := rw.table.ByPrivate(gv.WithResource(resource))
+		if !ok {
+			continue
+		}
+		if subresource == "" {
+			r.ShortNames, r.Categories = route.ShortNames, route.Categories
+		}
+		r.Group = translate.ToUpstream.Group(r.Group)
+		resources = append(resources, r)
+	}
+	l.GroupVersion = translate.ToUpstream.APIVersion(l.GroupVersion)
+	l.APIResources = resources
+}
+
+// v2GroupList rewrites the aggregated /apis document.
+func (rw *Rewriter) v2GroupList(l *apidiscoveryv2.APIGroupDiscoveryList) {
+	groups := l.Items[:0]
+	for _, g := range l.Items {
+		if translate.ToPrivate.Maps(g.Name) {
+			continue
+		}
+		if up, ok := upstream.UpstreamGroup(g.Name); ok {
+			g.Versions = rw.v2Versions(g.Name, g.Versions)
+			if len(g.Versions) == 0 {
+				continue
+			}
+			g.Name = up
+		}
+		groups = append(groups, g)
+	}
+	l.Items = groups
+}
+
+// v2Versions renames the versions of a private group, keeping only routed resources and versions with
+// some.
+func (rw *Rewriter) v2Versions(group string, in []apidiscoveryv2.APIVersionDiscovery) []apidiscoveryv2.APIVersionDiscovery {
+	var versions []apidiscoveryv2.APIVersionDiscovery
+	for _, v := range in {
+		var resources []apidiscoveryv2.APIResourceDiscovery
+		for _, r := range v.Resources {
+			route, ok := rw.table.ByPrivate(schema.GroupVersionResource{Group: group, Version: v.Version, Resource: r.Resource})
+			if !ok {
+				continue
+			}
+			r.ResponseKind = upstreamGVK(r.ResponseKind)
+			r.ShortNames, r.Categories = route.ShortNames, route.Categories
+			subresources := make([]apidiscoveryv2.APISubresourceDiscovery, len(r.Subresources))
+			for i, s := range r.Subresources {
+				s.ResponseKind = upstreamGVK(s.ResponseKind)
+				accepted := make([]metav1.GroupVersionKind, len(s.AcceptedTypes))
+				for j, t := range s.AcceptedTypes {
+					accepted[j] = *upstreamGVK(&t)
+				}
+				if s.AcceptedTypes == nil {
+					accepted = nil
+				}
+				s.AcceptedTypes = accepted
+				subresources[i] = s
+			}
+			if r.Subresources == nil {
+				subresources = nil
+			}
+			r.Subresources = subresources
+			resources = append(resources, r)
+		}
+		if len(resources) > 0 {
+			v.Resources = resources
+			versions = append(versions, v)
+		}
+	}
+	return versions
+}
+
+// upstreamGVK returns a copy of gvk with its group translated to upstream (nil stays nil).
+func upstreamGVK(gvk *metav1.GroupVersionKind) *metav1.GroupVersionKind {
+	if gvk == nil {
+		return nil
+	}
+	out := *gvk
+	out.Group = translate.ToUpstream.Group(gvk.Group)
+	return &out
+}
+
+// v2beta1GroupList rewrites a v2beta1 aggregated /apis document: v2beta1 and v2 have the same fields, so
+// the document is converted to v2, rewritten and converted back.
+func (rw *Rewriter) v2beta1GroupList(l *apidiscoveryv2beta1.APIGroupDiscoveryList) {
+	v2 := v2beta1ToV2(l)
+	rw.v2GroupList(v2)
+	*l = *v2ToV2beta1(v2)
+}

@@ -1,0 +1,127 @@
+// Package groupnames finds and replaces mapped API group names where they appear as text: in Status
+// messages, in Warning headers and, as a cheap test before decoding, anywhere in a raw JSON body.
+//
+// The names come from apis/upstream (through translate.Direction): for translate.ToUpstream the sources are
+// the private groups (cluster.hypershift.openshift.io, ...), for translate.ToPrivate the upstream groups.
+// Several names are suffixes of others (cluster.hypershift.openshift.io of
+// infrastructure.cluster.hypershift.openshift.io), so replacement works on whole names, leftmost and
+// longest first.
+package groupnames
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// names holds, for one direction, the source group names longest first and the smallest set of names
+// that every source name contains (for Mentions).
+type names struct {
+	longestFirst []string
+	cores        [][]byte
+}
+
+var byDirection = map[string]names{
+	translate.ToPrivate.String():  newNames(translate.ToPrivate),
+	translate.ToUpstream.String(): newNames(translate.ToUpstream),
+}
+
+func newNames(d translate.Direction) names {
+	var n names
+	for _, g := range upstream.Groups {
+		for _, name := range []string{g.Upstream, g.Private} {
+			if d.Maps(name) {
+				n.longestFirst = append(n.longestFirst, name)
+			}
+		}
+	}
+	sort.SliceStable(n.longestFirst, func(i, j int) bool { return len(n.longestFirst[i]) > len(n.longestFirst[j]) })
+	// A name that contains another source name never needs its own bytes.Contains: the shorter one
+	// matches wherever it does.
+	for i, name := range n.longestFirst {
+		covered := false
+		for j, other := range n.longestFirst {
+			if i != j && len(other) < len(name) && strings.Contains(name, other) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			n.cores = append(n.cores, []byte(name))
+		}
+	}
+	return n
+}
+
+// Sources returns the group names d translates from, longest first.
+func Sources(d translate.Direction) []string {
+	return append([]string(nil), byDirection[d.String()].longestFirst...)
+}
+
+// Mentions reports whether data contains the name of a group d translates from, anywhere (a key, a value,
+// a substring of a longer word). False means no part of data can need translating in direction d.
+func Mentions(d translate.Direction, data []byte) bool {
+	for _, c := range byDirection[d.String()].cores {
+		if bytes.Contains(data, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// Replace replaces every whole group name d translates from in free text s, e.g. in direction ToUpstream
+//
+//	machines.cluster.hypershift.openshift.io "m1" not found  ->  machines.cluster.x-k8s.io "m1" not found
+//	infrastructure.cluster.hypershift.openshift.io/v1beta2   ->  infrastructure.cluster.x-k8s.io/v1beta2
+//
+// A name counts as whole when the character before it is not a letter, digit, '-' or '_' (a '.' is
+// allowed: "machines.<group>" is a qualified resource) and the character after it neither continues a word
+// nor starts another DNS label (".io" after "x-k8s.io" would). At each position the longest name wins.
+func Replace(d translate.Direction, s string) string {
+	n := byDirection[d.String()]
+	if !Mentions(d, []byte(s)) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if i == 0 || !isWordByte(s[i-1]) {
+			if name, ok := wholeNameAt(n.longestFirst, s, i); ok {
+				b.WriteString(d.Group(name))
+				i += len(name)
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+func wholeNameAt(longestFirst []string, s string, i int) (string, bool) {
+	for _, name := range longestFirst {
+		if !strings.HasPrefix(s[i:], name) {
+			continue
+		}
+		end := i + len(name)
+		switch {
+		case end == len(s):
+			return name, true
+		case isWordByte(s[end]):
+			continue
+		case s[end] == '.' && end+1 < len(s) && isAlnum(s[end+1]):
+			continue
+		}
+		return name, true
+	}
+	return "", false
+}
+
+func isWordByte(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}

@@ -1,0 +1,186 @@
+// Command proxy is the translating Kubernetes API proxy: it serves the upstream Cluster API groups
+// (cluster.x-k8s.io, infrastructure.cluster.x-k8s.io, ...) from a kube-apiserver that stores them in
+// HyperShift's private groups (cluster.hypershift.openshift.io, ...), so that unmodified CAPI controllers
+// and providers can run against private CRDs. See package server for what it translates.
+//
+// The backend is given by --kubeconfig (its current context), or by --backend-url and --backend-ca-file.
+// Of a kubeconfig only the server address and TLS trust (certificate authority, server name) are used,
+// never its credentials: the proxy runs in pass-through mode and forwards each client's Authorization
+// header unchanged, so it can never grant more than the apiserver grants the client.
+//
+// It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
+// for local debugging only (a client's bearer token then crosses the wire in clear). On SIGTERM or SIGINT
+// it stops accepting connections and waits up to --shutdown-timeout for requests in flight (watches are
+// cut off when it expires).
+//
+// Example:
+//
+//	proxy --kubeconfig=/etc/kubernetes/admin.kubeconfig \
+//	  --tls-cert-file=/etc/proxy/tls.crt --tls-private-key-file=/etc/proxy/tls.key --listen=:8443
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+// options are the command line flags.
+type options struct {
+	listen            string
+	kubeconfig        string
+	backendURL        string
+	backendCAFile     string
+	tlsCertFile       string
+	tlsKeyFile        string
+	insecureServeHTTP bool
+	dialTimeout       time.Duration
+	shutdownTimeout   time.Duration
+}
+
+func main() {
+	if err := newCommand().Execute(); err != nil {
+		klog.ErrorS(err, "Proxy failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+func newCommand() *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:           "proxy",
+		Short:         "Serve the upstream Cluster API groups from HyperShift's private groups",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return o.run(ctx)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8443", "Address to serve on (host:port).")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver; only its server address and TLS trust are used, never its credentials. Exclusive with --backend-url.")
+	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443. Exclusive with --kubeconfig.")
+	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty).")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy.")
+	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
+	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
+	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
+
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlagSet(klogFlags)
+	return cmd
+}
+
+func (o *options) validate() error {
+	switch {
+	case o.kubeconfig == "" && o.backendURL == "":
+		return errors.New("one of --kubeconfig and --backend-url is required")
+	case o.kubeconfig != "" && o.backendURL != "":
+		return errors.New("--kubeconfig and --backend-url are exclusive")
+	case o.kubeconfig != "" && o.backendCAFile != "":
+		return errors.New("--backend-ca-file goes with --backend-url; a kubeconfig carries its own certificate authority")
+	}
+	if o.insecureServeHTTP {
+		if o.tlsCertFile != "" || o.tlsKeyFile != "" {
+			return errors.New("--insecure-serve-http excludes --tls-cert-file and --tls-private-key-file")
+		}
+		return nil
+	}
+	if o.tlsCertFile == "" || o.tlsKeyFile == "" {
+		return errors.New("--tls-cert-file and --tls-private-key-file are required (or --insecure-serve-http, for local debugging)")
+	}
+	return nil
+}
+
+// backend returns the backend's rest.Config. server.New uses only its address and TLS trust.
+func (o *options) backend() (*rest.Config, error) {
+	if o.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading --kubeconfig %s: %w", o.kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	return &rest.Config{Host: o.backendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.backendCAFile}}, nil
+}
+
+func (o *options) run(ctx context.Context) error {
+	backend, err := o.backend()
+	if err != nil {
+		return err
+	}
+	handler, err := server.New(server.Options{
+		Backend:     backend,
+		Routes:      translate.NewTable(routes.Routes),
+		DialTimeout: o.dialTimeout,
+	})
+	if err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		// No ReadTimeout or WriteTimeout: watches and upgraded connections are long-running.
+		ErrorLog: klog.NewStandardLogger("WARNING"),
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.listen, err)
+	}
+
+	served := make(chan error, 1)
+	go func() {
+		if o.insecureServeHTTP {
+			klog.InfoS("Serving plain HTTP: for local debugging only", "address", ln.Addr().String(), "backend", backend.Host)
+			served <- srv.Serve(ln)
+		} else {
+			klog.InfoS("Serving TLS", "address", ln.Addr().String(), "backend", backend.Host)
+			served <- srv.ServeTLS(ln, o.tlsCertFile, o.tlsKeyFile)
+		}
+	}()
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	klog.InfoS("Shutting down", "timeout", o.shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		klog.InfoS("Closing connections still open", "err", err)
+		_ = srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		ok   bool
+	}{
+		{"kubeconfig and TLS", []string{"--kubeconfig=k", "--tls-cert-file=c", "--tls-private-key-file=k"}, true},
+		{"backend URL and plain HTTP", []string{"--backend-url=https://a:6443", "--backend-ca-file=ca", "--insecure-serve-http"}, true},
+		{"no backend", []string{"--insecure-serve-http"}, false},
+		{"two backends", []string{"--kubeconfig=k", "--backend-url=https://a", "--insecure-serve-http"}, false},
+		{"CA file with a kubeconfig", []string{"--kubeconfig=k", "--backend-ca-file=ca", "--insecure-serve-http"}, false},
+		{"no serving TLS", []string{"--kubeconfig=k"}, false},
+		{"half the serving TLS", []string{"--kubeconfig=k", "--tls-cert-file=c"}, false},
+		{"TLS and plain HTTP", []string{"--kubeconfig=k", "--tls-cert-file=c", "--tls-private-key-file=k", "--insecure-serve-http"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := newCommand()
+			o := &options{}
+			// Parse into a fresh command's flags, then read them back through the options it binds.
+			if err := cmd.Flags().Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			fs := cmd.Flags()
+			o.kubeconfig, _ = fs.GetString("kubeconfig")
+			o.backendURL, _ = fs.GetString("backend-url")
+			o.backendCAFile, _ = fs.GetString("backend-ca-file")
+			o.tlsCertFile, _ = fs.GetString("tls-cert-file")
+			o.tlsKeyFile, _ = fs.GetString("tls-private-key-file")
+			o.insecureServeHTTP, _ = fs.GetBool("insecure-serve-http")
+			if err := o.validate(); (err == nil) != tc.ok {
+				t.Errorf("validate(%v) = %v, want ok=%v", tc.args, err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	fs := newCommand().Flags()
+	if listen, _ := fs.GetString("listen"); listen != "127.0.0.1:8443" {
+		t.Errorf("--listen defaults to %q", listen)
+	}
+	if fs.Lookup("v") == nil {
+		t.Error("klog's -v flag is not registered")
+	}
+}

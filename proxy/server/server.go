@@ -1,0 +1,369 @@
+// Package server is the translating reverse proxy: an http.Handler in front of kube-apiserver whose
+// clients speak the upstream Cluster API groups (cluster.x-k8s.io, ...) while the backend stores the
+// private twins (cluster.hypershift.openshift.io, ...).
+//
+// A request's way, top to bottom in this file:
+//
+//  1. classify (package classify, in withClass): mapped resource, discovery, private group, upgrade or
+//     anything else, with the route of a mapped resource and the path to send;
+//  2. translate the request: the path to the private group, the body (typed for whole objects, along the
+//     route's paths for patches, metadata only for other resources), Accept narrowed to JSON;
+//  3. forward it with httputil.ReverseProxy over client-go's transport, unbuffered (FlushInterval -1);
+//  4. translate the response: Warning headers, Status bodies, single objects, and lists and watches
+//     streamed object by object (package stream).
+//
+// Authentication is pass-through: the proxy uses only the backend's address and TLS trust, never its own
+// credentials, and forwards the client's Authorization header unchanged, so a client can never do through
+// the proxy what the apiserver would refuse it.
+//
+// Errors the proxy makes are JSON metav1.Status: 400 for a malformed request body, 413 for one over
+// Options.MaxRequestBodyBytes, 415 for a body of a mapped resource it cannot translate, 404 for a resource
+// of a mapped group that no route serves, 503 when the backend is unreachable, 500 when the backend's
+// response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
+// off (the client sees a truncated body); a watch ends with an ERROR event.
+//
+// Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
+// ownerReferences to mapped groups are not translated (mapped resources always get JSON); of Table and
+// PartialObjectMetadata answers only apiVersion and metadata are translated, not Table cells; OpenAPI,
+// customresourcedefinitions, Events' involvedObject and SubjectAccessReviews are not translated yet;
+// translated responses reach the client uncompressed (the backend leg is still gzip'ed by the transport).
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// Options configures the proxy.
+type Options struct {
+	// Backend is the kube-apiserver to forward to. Only its address (Host, with an optional path prefix)
+	// and TLS trust settings (CAFile, CAData, ServerName, Insecure) are used; its credentials (bearer
+	// token, client certificate, exec plugin, impersonation, wrapping transports) never are.
+	Backend *rest.Config
+	// Routes is the route table, translate.NewTable(routes.Routes).
+	Routes *translate.Table
+	// DialTimeout bounds connecting to the backend (TCP; TLS has client-go's 10s handshake timeout). An
+	// unreachable backend is answered with 503 ServiceUnavailable. Zero means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// MaxRequestBodyBytes bounds a request body the proxy reads to translate it; a larger one is answered
+	// with 413. Zero means DefaultMaxRequestBodyBytes.
+	MaxRequestBodyBytes int64
+}
+
+const (
+	// DefaultDialTimeout is Options.DialTimeout's default.
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultMaxRequestBodyBytes is Options.MaxRequestBodyBytes's default: kube-apiserver's own limit
+	// (3 MiB), so that the proxy refuses nothing the backend would take.
+	DefaultMaxRequestBodyBytes = 3 << 20
+)
+
+// server holds what every request needs; it is the innermost handler.
+type server struct {
+	backend    *url.URL
+	classifier *classify.Classifier
+	bodies     *body.Translator
+	discovery  *discovery.Rewriter
+	maxBody    int64
+	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
+	proxy, upgrades *httputil.ReverseProxy
+}
+
+// New returns the proxy's handler.
+func New(o Options) (http.Handler, error) {
+	if o.Backend == nil {
+		return nil, errors.New("server: Options.Backend is required")
+	}
+	if o.Routes == nil {
+		return nil, errors.New("server: Options.Routes is required")
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.MaxRequestBodyBytes <= 0 {
+		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	b, err := newBackend(o.Backend, o.DialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		backend:    b.url,
+		classifier: classify.New(o.Routes),
+		bodies:     body.New(o.Routes),
+		discovery:  discovery.New(o.Routes),
+		maxBody:    o.MaxRequestBodyBytes,
+	}
+	s.proxy = &httputil.ReverseProxy{
+		Rewrite:        s.rewrite,
+		Transport:      b.transport,
+		FlushInterval:  -1,
+		ModifyResponse: modifyResponse,
+		ErrorHandler:   proxyError,
+		ErrorLog:       klog.NewStandardLogger("WARNING"),
+	}
+	s.upgrades = &httputil.ReverseProxy{
+		Rewrite:       s.rewrite,
+		Transport:     b.upgradeTransport,
+		FlushInterval: -1,
+		ErrorHandler:  proxyError,
+		ErrorLog:      klog.NewStandardLogger("WARNING"),
+	}
+	return withClass(s.classifier, withUpgrades(s.upgrades, s)), nil
+}
+
+// ServeHTTP serves a classified request (withClass ran before, withUpgrades took the upgrades).
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ex := exchangeFrom(r.Context())
+	req := ex.req
+	switch req.Class {
+	case classify.Private:
+		// The backend authorizes private paths itself; nothing to translate either way.
+		s.proxy.ServeHTTP(w, r)
+		return
+	case classify.Discovery:
+		discovery.Request(r.Header)
+		r.Header.Del("Accept-Encoding")
+		ex.respond = s.discoveryResponse
+		s.proxy.ServeHTTP(w, r)
+		return
+	}
+
+	// Translate the request.
+	if req.IsResource {
+		if req.Class == classify.Mapped || negotiate.AsksBinary(r.Header.Values("Accept")) {
+			// Protobuf and CBOR cannot be translated: ask for JSON, keeping the shape asked for (as=Table,
+			// PartialObjectMetadata, ...). This holds for every resource, since any object's
+			// ownerReferences may point at a mapped group (a Secret owned by a Cluster); client-go decodes
+			// the JSON answer by its Content-Type.
+			r.Header.Set("Accept", negotiate.JSONAccept(r.Header.Values("Accept")))
+		}
+		// Let the transport negotiate gzip with the backend and decompress it before translation.
+		r.Header.Del("Accept-Encoding")
+	}
+	warnings, err := s.translateRequest(r, req)
+	if err != nil {
+		status.Write(w, err)
+		return
+	}
+	for _, text := range warnings {
+		if header, err := utilnet.NewWarningHeader(299, "-", text); err == nil {
+			w.Header().Add("Warning", header)
+		}
+	}
+
+	// Forward, and translate the response (modifyResponse calls ex.respond).
+	ex.respond = func(resp *http.Response) error { return s.translateResponse(req, resp) }
+	s.proxy.ServeHTTP(w, r)
+}
+
+// translateRequest translates the body of a create, update or patch in place, and returns the texts of
+// the warnings to send back (unknown fields under fieldValidation=Warn). The error is an API status.
+func (s *server) translateRequest(r *http.Request, req classify.Request) ([]string, error) {
+	if !req.IsResource || r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" {
+		// delete and deletecollection carry DeleteOptions, which name no group.
+		return nil, nil
+	}
+	mediaType, _ := negotiate.MediaType(r.Header.Get("Content-Type"))
+	wholeObject := req.Class == classify.Mapped && (req.Subresource == "" || req.Subresource == "status")
+
+	switch {
+	case wholeObject && req.Verb != "patch":
+		if mediaType != body.JSON && mediaType != body.YAML {
+			return nil, unsupportedMediaType(mediaType, body.JSON, body.YAML)
+		}
+		data, err := readBody(r, s.maxBody)
+		if err != nil {
+			return nil, err
+		}
+		if data, err = yamlToJSON(mediaType, data); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		out, unknown, err := s.bodies.Private(req.Route, data)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		warnings, err := body.UnknownFields(r.URL.Query().Get("fieldValidation"), unknown)
+		if err != nil {
+			return nil, err
+		}
+		setBody(r, body.JSON, out)
+		return warnings, nil
+
+	case wholeObject: // patch
+		switch mediaType {
+		case body.StrategicMergePatch:
+			// Custom resources do not support it: forward, the backend answers its own 415.
+			return nil, nil
+		case body.MergePatch, body.JSONPatch, body.ApplyPatchYAML:
+		default:
+			return nil, unsupportedMediaType(mediaType, body.MergePatch, body.JSONPatch, body.ApplyPatchYAML)
+		}
+		return nil, s.translatePatch(r, mediaType, req.Route.Paths)
+
+	default:
+		// Any other resource, or a subresource such as scale (autoscaling/v1 Scale, no mapped group):
+		// only metadata can name a mapped group.
+		switch mediaType {
+		case body.JSON:
+			data, err := readBody(r, s.maxBody)
+			if err != nil {
+				return nil, err
+			}
+			out, err := body.Paths(translate.ToPrivate, data, translate.MetadataPaths)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
+			}
+			setBody(r, r.Header.Get("Content-Type"), out)
+		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
+			return nil, s.translatePatch(r, mediaType, translate.MetadataPaths)
+		case body.Protobuf:
+			// Built-in types in protobuf (controller-runtime's default for them): when the body names a
+			// mapped group, transcode it to JSON with client-go's scheme and translate that.
+			data, err := readBody(r, s.maxBody)
+			if err != nil {
+				return nil, err
+			}
+			if !groupnames.Mentions(translate.ToPrivate, data) {
+				setBody(r, r.Header.Get("Content-Type"), data)
+				return nil, nil
+			}
+			jsonData, err := body.ProtobufToJSON(data)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the protobuf request body: %v", err))
+			}
+			out, err := body.Paths(translate.ToPrivate, jsonData, translate.MetadataPaths)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
+			}
+			setBody(r, body.JSON, out)
+		}
+		// CBOR and YAML of non-mapped resources pass untouched (a known limit).
+		return nil, nil
+	}
+}
+
+// translatePatch translates a patch body along n.
+func (s *server) translatePatch(r *http.Request, mediaType string, n *translate.Node) error {
+	data, err := readBody(r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	out, err := body.Patch(translate.ToPrivate, n, mediaType, data)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	setBody(r, r.Header.Get("Content-Type"), out)
+	return nil
+}
+
+// rewrite points the outbound request at the backend, at the path classification chose (the private
+// group for a mapped resource). The query is kept as it is; the Host header becomes the backend's;
+// client-provided X-Forwarded-* and Forwarded headers were removed by ReverseProxy.
+func (s *server) rewrite(pr *httputil.ProxyRequest) {
+	ex := exchangeFrom(pr.In.Context())
+	out := pr.Out
+	out.URL.Scheme, out.URL.Host = s.backend.Scheme, s.backend.Host
+	if s.backend.Path != "" || ex.req.BackendPath != pr.In.URL.Path {
+		out.URL.Path = joinPath(s.backend.Path, ex.req.BackendPath)
+		out.URL.RawPath = ""
+	}
+	out.Host = ""
+}
+
+// translateResponse translates the backend's response to a Mapped or Other request, in place.
+func (s *server) translateResponse(req classify.Request, resp *http.Response) error {
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		return nil
+	}
+	if err := gunzip(resp); err != nil {
+		return err
+	}
+	objects := stream.Objects{
+		APIVersion: translate.ToUpstream.APIVersion,
+		Object:     s.bodies.Upstream,
+		Status:     s.bodies.Upstream,
+	}
+	_, params := negotiate.MediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode >= http.StatusMultipleChoices:
+		// An error: a Status.
+		return replaceBody(resp, s.bodies.Upstream)
+	case req.Watch:
+		return streamBody(resp, false, func(dst io.Writer, flush func() error, src io.Reader) error {
+			return stream.Watch(dst, flush, src, objects)
+		})
+	case (req.Verb == "list" || req.Verb == "deletecollection") && params["as"] != "Table":
+		return streamBody(resp, true, func(dst io.Writer, _ func() error, src io.Reader) error {
+			return stream.List(dst, src, objects)
+		})
+	default:
+		// A single object, a Status, or a Table.
+		return replaceBody(resp, s.bodies.Upstream)
+	}
+}
+
+// discoveryResponse rewrites a discovery document (or translates the Status of a failed request).
+func (s *server) discoveryResponse(resp *http.Response) error {
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	discovery.Response(resp.Header)
+	if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		return nil
+	}
+	if err := gunzip(resp); err != nil {
+		return err
+	}
+	if resp.StatusCode >= http.StatusMultipleChoices {
+		return replaceBody(resp, s.bodies.Upstream)
+	}
+	return replaceBody(resp, s.discovery.Rewrite)
+}
+
+// proxyError answers a request the proxy could not complete: the Status a response translation failed
+// with, or 503 ServiceUnavailable when the backend could not be reached or broke off.
+func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		klog.V(4).InfoS("Client went away", "path", r.URL.Path, "err", err)
+		return
+	}
+	var apiErr *apierrors.StatusError
+	if errors.As(err, &apiErr) {
+		klog.V(2).InfoS("Translating a response failed", "path", r.URL.Path, "err", err)
+		status.Write(w, apiErr)
+		return
+	}
+	klog.V(2).InfoS("Backend unavailable", "path", r.URL.Path, "err", err)
+	status.Write(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the backend kube-apiserver is unavailable: %v", err)))
+}
+
+// modifyResponse runs the response step the request's exchange chose, if any.
+func modifyResponse(resp *http.Response) error {
+	ex := exchangeFrom(resp.Request.Context())
+	if ex == nil || ex.respond == nil {
+		return nil
+	}
+	return ex.respond(resp)
+}

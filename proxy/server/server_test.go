@@ -1,0 +1,780 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+)
+
+// recorded is a request as the backend received it.
+type recorded struct {
+	Method, Path, RawQuery string
+	Header                 http.Header
+	Body                   []byte
+	ContentLength          int64
+}
+
+// backend is a fake kube-apiserver: it records every request and answers with the test's handler.
+type backend struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []recorded
+}
+
+func newBackend(t *testing.T, handler http.HandlerFunc) *backend {
+	t.Helper()
+	b := &backend{}
+	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		b.mu.Lock()
+		b.requests = append(b.requests, recorded{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,
+			Header: r.Header.Clone(), Body: data, ContentLength: r.ContentLength})
+		b.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		handler(w, r)
+	}))
+	t.Cleanup(b.Close)
+	return b
+}
+
+func (b *backend) last(t *testing.T) recorded {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.requests) == 0 {
+		t.Fatal("the backend got no request")
+	}
+	return b.requests[len(b.requests)-1]
+}
+
+func (b *backend) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.requests)
+}
+
+// newProxy serves the proxy in front of backendURL. The backend config carries credentials of its own,
+// which the proxy must never use.
+func newProxy(t *testing.T, backendURL string) *httptest.Server {
+	t.Helper()
+	h, err := server.New(server.Options{
+		Backend: &rest.Config{Host: backendURL, BearerToken: "proxy-own-token", Username: "u", Password: "p"},
+		Routes:  fakeroutes.Table(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	t.Cleanup(p.Close)
+	return p
+}
+
+func do(t *testing.T, method, url string, body string, header http.Header) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, data
+}
+
+func status(t *testing.T, data []byte) metav1.Status {
+	t.Helper()
+	var s metav1.Status
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("not a Status: %s: %v", data, err)
+	}
+	if s.Kind != "Status" {
+		t.Fatalf("not a Status: %s", data)
+	}
+	return s
+}
+
+func equalJSON(t *testing.T, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("got invalid JSON %s: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("want invalid JSON %s: %v", want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+}
+
+const (
+	upstreamMachines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines"
+	privateMachines  = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/ns/machines"
+	privateMachine   = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1","namespace":"ns"},` +
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
+	upstreamMachine = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m1","namespace":"ns"},` +
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"a"}}}`
+)
+
+func TestGet(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("ETag", `"x"`)
+		w.Header().Add("Warning", `299 - "cluster.hypershift.openshift.io/v1beta2 Machine is fine"`)
+		io.WriteString(w, privateMachine)
+	})
+	p := newProxy(t, b.URL)
+	resp, data := do(t, "GET", p.URL+upstreamMachines+"/m1?resourceVersion=0", "", http.Header{
+		"Authorization":   {"Bearer client-token"},
+		"Accept":          {"application/vnd.kubernetes.protobuf, application/json"},
+		"Accept-Encoding": {"identity"},
+	})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, upstreamMachine)
+	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(data)) {
+		t.Errorf("Content-Length %q for %d bytes", cl, len(data))
+	}
+	if w := resp.Header.Get("Warning"); w != `299 - "cluster.x-k8s.io/v1beta2 Machine is fine"` {
+		t.Errorf("Warning %q", w)
+	}
+
+	got := b.last(t)
+	if got.Path != privateMachines+"/m1" || got.RawQuery != "resourceVersion=0" {
+		t.Errorf("backend got %s?%s", got.Path, got.RawQuery)
+	}
+	if a := got.Header.Values("Authorization"); !reflect.DeepEqual(a, []string{"Bearer client-token"}) {
+		t.Errorf("backend got Authorization %q, want the client's only", a)
+	}
+	if a := got.Header.Get("Accept"); a != "application/json" {
+		t.Errorf("backend got Accept %q", a)
+	}
+}
+
+func TestNoCredentialsOfItsOwn(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":401,"reason":"Unauthorized"}`)
+	})
+	p := newProxy(t, b.URL)
+	do(t, "GET", p.URL+"/api/v1/namespaces", "", nil)
+	if a := b.last(t).Header.Get("Authorization"); a != "" {
+		t.Errorf("backend got Authorization %q from a client that sent none", a)
+	}
+}
+
+func TestListStreams(t *testing.T) {
+	const n = 1000
+	release := make(chan struct{})
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"5"},"items":[`)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				io.WriteString(w, ",")
+			}
+			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m%d","namespace":"ns"}}`, i)
+			if i == n/2 {
+				// Hold the rest back until the client has read the first item.
+				w.(http.Flusher).Flush()
+				<-release
+			}
+		}
+		io.WriteString(w, `]}`)
+	})
+	p := newProxy(t, b.URL)
+	resp, err := http.Get(p.URL + upstreamMachines + "?limit=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got bytes.Buffer
+	buf := make([]byte, 4096)
+	first := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m0","namespace":"ns"}}`
+	timeout := time.AfterFunc(5*time.Second, func() { close(release) })
+	for !strings.Contains(got.String(), first) {
+		k, err := resp.Body.Read(buf)
+		got.Write(buf[:k])
+		if err != nil {
+			t.Fatalf("read %d bytes without the first item translated: %v", got.Len(), err)
+		}
+	}
+	if !timeout.Stop() {
+		t.Fatal("the first item arrived only after the backend sent the whole list")
+	}
+	close(release)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Write(rest)
+	var list struct {
+		APIVersion string            `json:"apiVersion"`
+		Metadata   map[string]any    `json:"metadata"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(got.Bytes(), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.APIVersion != "cluster.x-k8s.io/v1beta2" || len(list.Items) != n || list.Metadata["resourceVersion"] != "5" {
+		t.Errorf("apiVersion %q, %d items, metadata %v", list.APIVersion, len(list.Items), list.Metadata)
+	}
+	if bytes.Contains(got.Bytes(), []byte("hypershift")) {
+		t.Error("the list still names a private group")
+	}
+	if q := b.last(t).RawQuery; q != "limit=1000" {
+		t.Errorf("backend query %q", q)
+	}
+}
+
+func TestWatchStreams(t *testing.T) {
+	next := make(chan struct{})
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		fmt.Fprintln(w, `{"type":"ADDED","object":`+privateMachine+`}`)
+		w.(http.Flusher).Flush()
+		<-next
+		fmt.Fprintln(w, `{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`)
+		w.(http.Flusher).Flush()
+		<-next
+		fmt.Fprintln(w, `{"type":"ADDED","object":{"apiVersion":}}`) // malformed
+	})
+	p := newProxy(t, b.URL)
+	for _, target := range []string{
+		upstreamMachines + "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true",
+		"/apis/cluster.x-k8s.io/v1beta2/watch/namespaces/ns/machines",
+	} {
+		resp, err := http.Get(p.URL + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewReader(resp.Body)
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalJSON(t, []byte(line), `{"type":"ADDED","object":`+upstreamMachine+`}`)
+		next <- struct{}{}
+		line, err = lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalJSON(t, []byte(line), `{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`)
+		next <- struct{}{}
+		line, _ = lines.ReadString('\n')
+		var event struct {
+			Type   string        `json:"type"`
+			Object metav1.Status `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &event); err != nil || event.Type != "ERROR" || event.Object.Code != 500 {
+			t.Errorf("after a malformed event: %q (%v), want an ERROR event", line, err)
+		}
+		resp.Body.Close()
+		if got := b.last(t).Path; !strings.HasPrefix(got, "/apis/cluster.hypershift.openshift.io/v1beta2/") {
+			t.Errorf("backend path %s", got)
+		}
+	}
+}
+
+func TestCreateFieldValidation(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, privateMachine)
+	})
+	p := newProxy(t, b.URL)
+	body := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m1"},"bogus":true,` +
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"a"}}}`
+	wantBackend := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1"},` +
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
+	ct := http.Header{"Content-Type": {"application/json"}}
+
+	for _, tc := range []struct {
+		query    string
+		warnings []string
+	}{
+		{"", []string{`299 - "unknown field \"bogus\""`}},
+		{"?fieldValidation=Warn&dryRun=All", []string{`299 - "unknown field \"bogus\""`}},
+		{"?fieldValidation=Ignore", nil},
+	} {
+		resp, data := do(t, "POST", p.URL+upstreamMachines+tc.query, body, ct)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("%s: status %d: %s", tc.query, resp.StatusCode, data)
+		}
+		equalJSON(t, data, upstreamMachine)
+		if w := resp.Header.Values("Warning"); !reflect.DeepEqual(w, tc.warnings) {
+			t.Errorf("%s: warnings %q, want %q", tc.query, w, tc.warnings)
+		}
+		got := b.last(t)
+		equalJSON(t, got.Body, wantBackend)
+		if got.ContentLength != int64(len(got.Body)) || got.Path != privateMachines || got.RawQuery != strings.TrimPrefix(tc.query, "?") {
+			t.Errorf("%s: backend got %s?%s with Content-Length %d for %d bytes", tc.query, got.Path, got.RawQuery, got.ContentLength, len(got.Body))
+		}
+	}
+
+	before := b.count()
+	resp, data := do(t, "POST", p.URL+upstreamMachines+"?fieldValidation=Strict", body, ct)
+	if resp.StatusCode != 400 {
+		t.Fatalf("Strict: status %d: %s", resp.StatusCode, data)
+	}
+	if s := status(t, data); s.Reason != metav1.StatusReasonBadRequest || s.Message != `strict decoding error: unknown field "bogus"` {
+		t.Errorf("Strict: %+v", s)
+	}
+	if b.count() != before {
+		t.Error("Strict: the request reached the backend")
+	}
+}
+
+func TestUpdateStatusYAML(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, privateMachine)
+	})
+	p := newProxy(t, b.URL)
+	body := "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata:\n  name: m1\nstatus:\n  phase: Running\n"
+	resp, data := do(t, "PUT", p.URL+upstreamMachines+"/m1/status", body, http.Header{"Content-Type": {"application/yaml"}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	got := b.last(t)
+	if got.Path != privateMachines+"/m1/status" || got.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("backend got %s, Content-Type %q", got.Path, got.Header.Get("Content-Type"))
+	}
+	equalJSON(t, got.Body, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1"},"status":{"phase":"Running"}}`)
+}
+
+func TestPatch(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") == "application/strategic-merge-patch+json" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnsupportedMediaType)
+			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml","reason":"UnsupportedMediaType","code":415}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, privateMachine)
+	})
+	p := newProxy(t, b.URL)
+	for _, tc := range []struct {
+		name, contentType, body, wantBackend string
+		wantStatus                           int
+	}{
+		{"merge patch", "application/merge-patch+json",
+			`{"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}},"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"c"}}}`,
+			`{"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}},"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"c"}}}`, 200},
+		{"json patch", "application/json-patch+json",
+			`[{"op":"replace","path":"/spec/infrastructureRef/apiGroup","value":"infrastructure.cluster.x-k8s.io"},{"op":"move","from":"/spec/a","path":"/spec/b"}]`,
+			`[{"op":"replace","path":"/spec/infrastructureRef/apiGroup","value":"infrastructure.cluster.hypershift.openshift.io"},{"op":"move","from":"/spec/a","path":"/spec/b"}]`, 200},
+		{"apply patch", "application/apply-patch+yaml",
+			"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata:\n  name: m1\n",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1"}}`, 200},
+		{"strategic merge patch is forwarded as it is", "application/strategic-merge-patch+json",
+			`{"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`,
+			`{"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`, 415},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, data := do(t, "PATCH", p.URL+upstreamMachines+"/m1?fieldManager=capi&force=true", tc.body, http.Header{"Content-Type": {tc.contentType}})
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("status %d: %s", resp.StatusCode, data)
+			}
+			got := b.last(t)
+			equalJSON(t, got.Body, tc.wantBackend)
+			if got.ContentLength != int64(len(got.Body)) || got.Header.Get("Content-Type") != tc.contentType || got.RawQuery != "fieldManager=capi&force=true" {
+				t.Errorf("backend got Content-Length %d for %d bytes, Content-Type %q, query %q", got.ContentLength, len(got.Body), got.Header.Get("Content-Type"), got.RawQuery)
+			}
+			if tc.wantStatus == 200 {
+				equalJSON(t, data, upstreamMachine)
+			}
+		})
+	}
+}
+
+func TestMalformedRequests(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	p := newProxy(t, b.URL)
+	for _, tc := range []struct {
+		name, method, path, contentType, body string
+		code                                  int
+	}{
+		{"create with malformed JSON", "POST", upstreamMachines, "application/json", `{"apiVersion":"cluster.x-k8s.io/v1beta2",`, 400},
+		{"create with an array", "POST", upstreamMachines, "application/json", `[1]`, 400},
+		{"update with malformed YAML", "PUT", upstreamMachines + "/m1", "application/yaml", "a: [\n", 400},
+		{"create in protobuf", "POST", upstreamMachines, "application/vnd.kubernetes.protobuf", "k8s\x00", 415},
+		{"merge patch malformed", "PATCH", upstreamMachines + "/m1", "application/merge-patch+json", `{"spec":{"x":"cluster.x-k8s.io"`, 400},
+		{"json patch not an array", "PATCH", upstreamMachines + "/m1", "application/json-patch+json", `{"op":"add","path":"/a","value":"cluster.x-k8s.io"}`, 400},
+		{"apply patch in CBOR", "PATCH", upstreamMachines + "/m1", "application/apply-patch+cbor", "\xa1", 415},
+		{"secret with malformed JSON naming a group", "POST", "/api/v1/namespaces/ns/secrets", "application/json", `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"`, 400},
+		{"unknown resource of a mapped group", "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", "", 404},
+		{"unknown version of a mapped group", "GET", "/apis/cluster.x-k8s.io/v1alpha3/namespaces/ns/machines", "", "", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if tc.contentType != "" {
+				h.Set("Content-Type", tc.contentType)
+			}
+			resp, data := do(t, tc.method, p.URL+tc.path, tc.body, h)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("status %d: %s", resp.StatusCode, data)
+			}
+			if s := status(t, data); int(s.Code) != tc.code || s.Message == "" {
+				t.Errorf("Status %+v", s)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+		})
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), MaxRequestBodyBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	defer p.Close()
+	resp, data := do(t, "POST", p.URL+upstreamMachines, `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, http.Header{"Content-Type": {"application/json"}})
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+}
+
+func TestBackendDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	p := newProxy(t, "http://"+addr)
+	start := time.Now()
+	resp, data := do(t, "GET", p.URL+upstreamMachines, "", nil)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	if s := status(t, data); s.Reason != metav1.StatusReasonServiceUnavailable || !strings.Contains(s.Message, "unavailable") {
+		t.Errorf("Status %+v", s)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestBackendDialTimeout(t *testing.T) {
+	// 192.0.2.0/24 (TEST-NET-1) is never routed: the dial hangs until the timeout.
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: "http://192.0.2.1:6443"}, Routes: fakeroutes.Table(), DialTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	start := time.Now()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", upstreamMachines, nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestBackendStatusTranslated(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Add("Warning", `299 - "cluster.hypershift.openshift.io/v1beta1 Machine is deprecated"`)
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"machines.cluster.hypershift.openshift.io \"m1\" not found","reason":"NotFound","details":{"name":"m1","group":"cluster.hypershift.openshift.io","kind":"machines"},"code":404}`)
+	})
+	p := newProxy(t, b.URL)
+	for _, method := range []string{"GET", "DELETE"} {
+		resp, data := do(t, method, p.URL+upstreamMachines+"/m1", "", nil)
+		if resp.StatusCode != 404 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		s := status(t, data)
+		if s.Message != `machines.cluster.x-k8s.io "m1" not found` || s.Details.Group != "cluster.x-k8s.io" || s.Reason != metav1.StatusReasonNotFound {
+			t.Errorf("%s: Status %+v", method, s)
+		}
+		if w := resp.Header.Get("Warning"); w != `299 - "cluster.x-k8s.io/v1beta1 Machine is deprecated"` {
+			t.Errorf("%s: Warning %q", method, w)
+		}
+	}
+}
+
+func TestMalformedBackendResponse(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{`)
+	})
+	p := newProxy(t, b.URL)
+	for _, target := range []string{upstreamMachines + "/m1", upstreamMachines} {
+		resp, data := do(t, "GET", p.URL+target, "", nil)
+		if resp.StatusCode != 500 {
+			t.Fatalf("%s: status %d: %s", target, resp.StatusCode, data)
+		}
+		if s := status(t, data); s.Reason != metav1.StatusReasonInternalError || !strings.Contains(s.Message, "translating the backend's response") {
+			t.Errorf("%s: Status %+v", target, s)
+		}
+	}
+}
+
+func TestGzipFromBackend(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		// Compress whatever the request asked for.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, privateMachine)
+		zw.Close()
+	})
+	p := newProxy(t, b.URL)
+	resp, data := do(t, "GET", p.URL+upstreamMachines+"/m1", "", http.Header{"Accept-Encoding": {"gzip"}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, upstreamMachine)
+}
+
+func TestDiscovery(t *testing.T) {
+	const v2Type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"backend"`)
+		switch r.URL.Path {
+		case "/apis":
+			w.Header().Set("Content-Type", v2Type)
+			json.NewEncoder(w).Encode(apidiscoveryv2.APIGroupDiscoveryList{
+				TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"},
+				Items: []apidiscoveryv2.APIGroupDiscovery{
+					{ObjectMeta: metav1.ObjectMeta{Name: "cluster.x-k8s.io"}, Versions: []apidiscoveryv2.APIVersionDiscovery{{Version: "v1beta2",
+						Resources: []apidiscoveryv2.APIResourceDiscovery{{Resource: "clusters"}}}}},
+					{ObjectMeta: metav1.ObjectMeta{Name: "cluster.hypershift.openshift.io"}, Versions: []apidiscoveryv2.APIVersionDiscovery{{Version: "v1beta2",
+						Resources: []apidiscoveryv2.APIResourceDiscovery{{Resource: "machines", ShortNames: []string{"hsma"},
+							ResponseKind: &metav1.GroupVersionKind{Group: "cluster.hypershift.openshift.io", Version: "v1beta2", Kind: "Machine"}}}}}},
+				},
+			})
+		case "/apis/cluster.hypershift.openshift.io/v1beta2":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"cluster.hypershift.openshift.io/v1beta2","resources":[`+
+				`{"name":"machines","singularName":"machine","namespaced":true,"kind":"Machine","verbs":["get"],"shortNames":["hsma"],"categories":["hypershift-cluster-api"]}]}`)
+		default:
+			w.WriteHeader(404)
+		}
+	})
+	p := newProxy(t, b.URL)
+
+	resp, data := do(t, "GET", p.URL+"/apis", "", http.Header{
+		"Accept":        {"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," + v2Type + ",application/json"},
+		"If-None-Match": {`"old"`},
+	})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Type") != v2Type {
+		t.Errorf("ETag %q, Content-Type %q", resp.Header.Get("ETag"), resp.Header.Get("Content-Type"))
+	}
+	got := b.last(t)
+	if got.Header.Get("If-None-Match") != "" || got.Header.Get("Accept") != v2Type+",application/json" {
+		t.Errorf("backend got If-None-Match %q, Accept %q", got.Header.Get("If-None-Match"), got.Header.Get("Accept"))
+	}
+	var list apidiscoveryv2.APIGroupDiscoveryList
+	if err := json.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].Name != "cluster.x-k8s.io" || list.Items[0].Versions[0].Resources[0].Resource != "machines" ||
+		!reflect.DeepEqual(list.Items[0].Versions[0].Resources[0].ShortNames, []string{"ma"}) {
+		t.Errorf("got %s", data)
+	}
+
+	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2", "", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"cluster.x-k8s.io/v1beta2","resources":[`+
+		`{"name":"machines","singularName":"machine","namespaced":true,"kind":"Machine","verbs":["get"],"shortNames":["ma"],"categories":["cluster-api"]}]}`)
+	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(data)) {
+		t.Errorf("Content-Length %q for %d bytes", cl, len(data))
+	}
+	if got := b.last(t).Path; got != "/apis/cluster.hypershift.openshift.io/v1beta2" {
+		t.Errorf("backend path %s", got)
+	}
+}
+
+func TestPrivatePassThrough(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("ETag", `"e"`)
+		io.WriteString(w, privateMachine)
+	})
+	p := newProxy(t, b.URL)
+	resp, data := do(t, "GET", p.URL+privateMachines+"/m1", "", http.Header{"Accept": {"application/vnd.kubernetes.protobuf"}})
+	if string(data) != privateMachine || resp.Header.Get("ETag") != `"e"` {
+		t.Errorf("got %s, ETag %q; want the backend's response untouched", data, resp.Header.Get("ETag"))
+	}
+	got := b.last(t)
+	if got.Path != privateMachines+"/m1" || got.Header.Get("Accept") != "application/vnd.kubernetes.protobuf" {
+		t.Errorf("backend got %s, Accept %q", got.Path, got.Header.Get("Accept"))
+	}
+}
+
+func TestOtherResourcesMetadata(t *testing.T) {
+	const (
+		privateSecret  = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"kubeconfig","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u","controller":true}]},"data":{"value":"eA=="}}`
+		upstreamSecret = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"kubeconfig","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u","controller":true}]},"data":{"value":"eA=="}}`
+	)
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Accept") == "application/vnd.kubernetes.protobuf":
+			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+			io.WriteString(w, "k8s\x00cluster.hypershift.openshift.io")
+		case r.URL.Query().Get("watch") == "true":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintln(w, `{"type":"ADDED","object":`+privateSecret+`}`)
+		case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/secrets"):
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[`+privateSecret+`]}`)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, privateSecret)
+		}
+	})
+	p := newProxy(t, b.URL)
+
+	_, data := do(t, "POST", p.URL+"/api/v1/namespaces/ns/secrets", upstreamSecret, http.Header{"Content-Type": {"application/json"}})
+	equalJSON(t, b.last(t).Body, privateSecret)
+	equalJSON(t, data, upstreamSecret)
+
+	_, data = do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets", "", nil)
+	equalJSON(t, data, `{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[`+upstreamSecret+`]}`)
+
+	_, data = do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets?watch=true", "", nil)
+	equalJSON(t, data, `{"type":"ADDED","object":`+upstreamSecret+`}`)
+
+	_, data = do(t, "PATCH", p.URL+"/api/v1/namespaces/ns/secrets/kubeconfig",
+		`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`,
+		http.Header{"Content-Type": {"application/strategic-merge-patch+json"}})
+	equalJSON(t, b.last(t).Body, `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`)
+	equalJSON(t, data, upstreamSecret)
+
+	// A client asking for protobuf gets JSON, which the proxy translates; client-go decodes by Content-Type.
+	_, data = do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/kubeconfig", "",
+		http.Header{"Accept": {"application/vnd.kubernetes.protobuf, application/json"}})
+	if got := b.last(t).Header.Get("Accept"); got != "application/json" {
+		t.Errorf("backend asked for %q, want JSON", got)
+	}
+	equalJSON(t, data, upstreamSecret)
+
+	// A protobuf body naming a mapped group is transcoded to JSON and translated.
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeconfig", OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "Cluster", Name: "c", UID: "u", Controller: ptr.To(true)}}},
+		Data: map[string][]byte{"value": []byte("x")}}
+	info, _ := runtime.SerializerInfoForMediaType(clientscheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	var pb bytes.Buffer
+	if err := info.Serializer.Encode(secret, &pb); err != nil {
+		t.Fatal(err)
+	}
+	do(t, "POST", p.URL+"/api/v1/namespaces/ns/secrets", pb.String(), http.Header{"Content-Type": {runtime.ContentTypeProtobuf}})
+	last := b.last(t)
+	if last.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("backend got Content-Type %q, want JSON", last.Header.Get("Content-Type"))
+	}
+	if !strings.Contains(string(last.Body), `"apiVersion":"cluster.hypershift.openshift.io/v1beta2"`) {
+		t.Errorf("protobuf body not translated: %s", last.Body)
+	}
+}
+
+func TestUpgradePassThrough(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "SPDY/3.1" || r.URL.Path != "/api/v1/namespaces/ns/pods/p/exec" || r.Header.Get("Authorization") != "Bearer client-token" {
+			t.Errorf("backend got %s %v", r.URL, r.Header)
+			w.WriteHeader(400)
+			return
+		}
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n")
+		rw.Flush()
+		line, _ := rw.ReadString('\n')
+		rw.WriteString("echo " + line)
+		rw.Flush()
+	})
+	p := newProxy(t, b.URL)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(p.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(conn, "POST /api/v1/namespaces/ns/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer client-token\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nContent-Length: 0\r\n\r\n")
+	rd := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	fmt.Fprintf(conn, "ping\n")
+	line, err := rd.ReadString('\n')
+	if err != nil || line != "echo ping\n" {
+		t.Errorf("read %q, %v", line, err)
+	}
+}
+
+func TestTableAndMetadataAccept(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+		io.WriteString(w, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[`+
+			`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}]}`)
+	})
+	p := newProxy(t, b.URL)
+	accept := "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+	_, data := do(t, "GET", p.URL+upstreamMachines, "", http.Header{"Accept": {accept}})
+	equalJSON(t, data, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[`+
+		`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}]}`)
+	if a := b.last(t).Header.Get("Accept"); a != "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json" {
+		t.Errorf("backend got Accept %q", a)
+	}
+}

@@ -1,0 +1,303 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	private  = "cluster.hypershift.openshift.io"
+	upstream = "cluster.x-k8s.io"
+)
+
+// objects translates by plain replacement of the one group name: enough to see what was translated.
+var objects = Objects{
+	APIVersion: func(v string) string { return strings.ReplaceAll(v, private, upstream) },
+	Object: func(b []byte) ([]byte, error) {
+		if !json.Valid(b) {
+			return nil, errors.New("invalid object")
+		}
+		if bytes.Contains(b, []byte("untranslatable")) {
+			return nil, errors.New("cannot translate")
+		}
+		return bytes.ReplaceAll(b, []byte(private), []byte(upstream)), nil
+	},
+	Status: func(b []byte) ([]byte, error) {
+		return bytes.ReplaceAll(b, []byte(private), []byte("STATUS:"+upstream)), nil
+	},
+}
+
+func TestList(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"list",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"7","continue":"abc"},` +
+				`"items":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"a"}},` + "\n" +
+				`  {"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"b"}}]}` + "\n",
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"7","continue":"abc"},` +
+				`"items":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"a"}},` +
+				`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"b"}}]}` + "\n"},
+		{"member order kept, items first",
+			`{"items":[],"kind":"MachineList","apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{}}`,
+			`{"items":[],"kind":"MachineList","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{}}` + "\n"},
+		{"null items",
+			`{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","items":null}`,
+			`{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","items":null}` + "\n"},
+		{"other members untouched",
+			`{"kind":"X","metadata":{"annotations":{"a":"cluster.hypershift.openshift.io"}},"extra":[1,2.50,{"z":null}]}`,
+			`{"kind":"X","metadata":{"annotations":{"a":"cluster.hypershift.openshift.io"}},"extra":[1,2.50,{"z":null}]}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := List(&out, strings.NewReader(tc.in), objects); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("List\n got %s\nwant %s", out.String(), tc.want)
+			}
+			if !json.Valid(out.Bytes()) {
+				t.Errorf("output is not valid JSON")
+			}
+		})
+	}
+}
+
+func TestListErrors(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"empty", ``},
+		{"not an object", `[1,2]`},
+		{"truncated", `{"apiVersion":"v1","items":[{"a":1}`},
+		{"malformed item", `{"items":[{"a":}]}`},
+		{"items not an array", `{"items":{"a":1}}`},
+		{"untranslatable item", `{"items":[{"a":"untranslatable"}]}`},
+		{"trailing data", `{"items":[]} {"items":[]}`},
+		{"apiVersion not a string", `{"apiVersion":1,"items":[]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := List(io.Discard, strings.NewReader(tc.in), objects); err == nil {
+				t.Errorf("List(%s): want an error", tc.in)
+			}
+		})
+	}
+}
+
+// signalWriter records what is written and signals every write.
+type signalWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{}
+	flushes int
+}
+
+func newSignalWriter() *signalWriter { return &signalWriter{written: make(chan struct{}, 1)} }
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	select {
+	case w.written <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushes++
+	return nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitFor waits until the output contains want.
+func (w *signalWriter) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for !strings.Contains(w.String(), want) {
+		select {
+		case <-w.written:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s in the output; have %d bytes", want, len(w.String()))
+		}
+	}
+}
+
+// TestListStreams feeds a 1,000-item list through a pipe one item at a time and requires each item to
+// be translated and written out before the next one is even sent: the list is never held whole.
+func TestListStreams(t *testing.T) {
+	const n = 1000
+	pr, pw := io.Pipe()
+	out := newSignalWriter()
+	done := make(chan error, 1)
+	go func() { done <- List(out, pr, objects) }()
+
+	write := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(pw, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"1"},"items":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			write(",")
+		}
+		write(fmt.Sprintf(`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m%d"}}`, i))
+		out.waitFor(t, fmt.Sprintf(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m%d"}}`, i))
+	}
+	write(`]}`)
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		APIVersion string            `json:"apiVersion"`
+		Items      []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.APIVersion != "cluster.x-k8s.io/v1beta2" || len(list.Items) != n {
+		t.Errorf("apiVersion %q, %d items", list.APIVersion, len(list.Items))
+	}
+	if strings.Contains(out.String(), private) {
+		t.Errorf("output still names the private group")
+	}
+}
+
+func TestWatch(t *testing.T) {
+	in := strings.Join([]string{
+		`{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"a"}}}`,
+		`{"type":"MODIFIED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"a"}}}`,
+		`{"type":"DELETED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"a"}}}`,
+		`{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true","x":"cluster.hypershift.openshift.io"}}}}`,
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"machines.cluster.hypershift.openshift.io gone","reason":"Expired","code":410}}`,
+	}, "\n") + "\n"
+	want := strings.Join([]string{
+		`{"type":"ADDED","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"a"}}}`,
+		`{"type":"MODIFIED","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"a"}}}`,
+		`{"type":"DELETED","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"a"}}}`,
+		// Only the bookmark's apiVersion changes.
+		`{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true","x":"cluster.hypershift.openshift.io"}}}}`,
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"machines.STATUS:cluster.x-k8s.io gone","reason":"Expired","code":410}}`,
+	}, "\n") + "\n"
+	out := newSignalWriter()
+	if err := Watch(out, out.Flush, strings.NewReader(in), objects); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("Watch\n got %s\nwant %s", out.String(), want)
+	}
+	if out.flushes != 5 {
+		t.Errorf("%d flushes, want one per event (5)", out.flushes)
+	}
+}
+
+// TestWatchStreams requires each event to be written and flushed before the next one is sent.
+func TestWatchStreams(t *testing.T) {
+	pr, pw := io.Pipe()
+	out := newSignalWriter()
+	done := make(chan error, 1)
+	go func() { done <- Watch(out, out.Flush, pr, objects) }()
+	for i := 0; i < 50; i++ {
+		event := fmt.Sprintf(`{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m%d"}}}`+"\n", i)
+		if _, err := io.WriteString(pw, event); err != nil {
+			t.Fatal(err)
+		}
+		out.waitFor(t, fmt.Sprintf(`"metadata":{"name":"m%d"}}}`+"\n", i))
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWatchMalformedEndsWithErrorEvent(t *testing.T) {
+	for _, tc := range []struct{ name, bad string }{
+		{"malformed JSON", `{"type":"ADDED","object":{"apiVersion":}}`},
+		{"untranslatable object", `{"type":"ADDED","object":{"kind":"untranslatable"}}`},
+		{"unknown type", `{"type":"SURPRISE","object":{}}`},
+		{"object before type", `{"object":{},"type":"ADDED"}`},
+		{"not an object", `[1]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := `{"type":"ADDED","object":{"kind":"Machine"}}` + "\n" + tc.bad + "\n" + `{"type":"ADDED","object":{"kind":"Never"}}` + "\n"
+			out := newSignalWriter()
+			err := Watch(out, out.Flush, strings.NewReader(in), objects)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 2 {
+				t.Fatalf("want the first event and an ERROR event, got %q", out.String())
+			}
+			var event struct {
+				Type   string        `json:"type"`
+				Object metav1.Status `json:"object"`
+			}
+			if err := json.Unmarshal([]byte(lines[1]), &event); err != nil {
+				t.Fatal(err)
+			}
+			if event.Type != "ERROR" || event.Object.Code != 500 || event.Object.Reason != metav1.StatusReasonInternalError || event.Object.Kind != "Status" {
+				t.Errorf("last event %s", lines[1])
+			}
+		})
+	}
+}
+
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestWatchBrokenSource(t *testing.T) {
+	broken := errors.New("connection reset")
+	src := &failingReader{data: []byte(`{"type":"ADDED","object":{"kind":"Machine"}}` + "\n" + `{"type":"ADD`), err: broken}
+	out := newSignalWriter()
+	err := Watch(out, out.Flush, src, objects)
+	if !errors.Is(err, broken) {
+		t.Fatalf("err = %v, want %v", err, broken)
+	}
+	if strings.Contains(out.String(), "ERROR") {
+		t.Errorf("a broken source must not produce an ERROR event: %s", out.String())
+	}
+}
+
+type errWriter struct{}
+
+func (errWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+func TestWriteErrors(t *testing.T) {
+	var we *WriteError
+	if err := List(errWriter{}, strings.NewReader(`{"items":[{"a":1}]}`), objects); !errors.As(err, &we) {
+		t.Errorf("List: err = %v, want a *WriteError", err)
+	}
+	if err := Watch(errWriter{}, nil, strings.NewReader(`{"type":"ADDED","object":{}}`), objects); !errors.As(err, &we) {
+		t.Errorf("Watch: err = %v, want a *WriteError", err)
+	}
+}
