@@ -65,7 +65,7 @@ func New(table *translate.Table) *Translator { return &Translator{table: table} 
 //   - a metav1.Status: status.Translate;
 //   - a private kind with a route: the route's typed codec. Should the typed decode report fields its Go
 //     type does not have (a backend CRD newer than the proxy), the object is rewritten along route.Paths
-//     instead, so that no field is lost;
+//     (which hold apiVersion and metadata too) instead, so that no field is lost;
 //   - a meta.k8s.io Table: apiVersion and metadata of the objects of its rows;
 //   - anything else: apiVersion and metadata (ownerReferences, managedFields).
 //
@@ -96,7 +96,7 @@ func (t *Translator) Upstream(data []byte) ([]byte, error) {
 		}
 		if len(unknown) > 0 {
 			klog.V(2).InfoS("Object from the backend has fields its Go type lacks; rewriting along paths", "gvk", gvk, "fields", unknown)
-			return Paths(d, data, objectPaths, route.Paths)
+			return Paths(d, data, route.Paths)
 		}
 		return out, nil
 	}

@@ -224,42 +224,22 @@ func writeEvent(dst io.Writer, flush func() error, event []byte) error {
 // according to "type", which must therefore come first (as metav1.WatchEvent and every apiserver send
 // it).
 func watchEvent(event []byte, o Objects) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(event))
-	if err := expectDelim(dec, '{', "watch event"); err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	w := &writer{w: &out}
-	w.write([]byte{'{'})
 	eventType := ""
-	for first := true; dec.More(); first = false {
-		key, err := readKey(dec)
-		if err != nil {
-			return nil, err
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("member %q: %w", key, err)
-		}
+	return rewriteMembers(event, "watch event", func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		switch key {
 		case "type":
 			if err := json.Unmarshal(raw, &eventType); err != nil {
 				return nil, fmt.Errorf("member %q: %w", key, err)
 			}
 		case "object":
-			if raw, err = eventObject(eventType, raw, o); err != nil {
+			out, err := eventObject(eventType, raw, o)
+			if err != nil {
 				return nil, fmt.Errorf("%s object: %w", orUnknown(eventType), err)
 			}
+			return out, nil
 		}
-		if !first {
-			w.write([]byte{','})
-		}
-		w.string(key)
-		w.write([]byte{':'})
-		w.write(raw)
-	}
-	w.write([]byte{'}'})
-	return out.Bytes(), nil
+		return raw, nil
+	})
 }
 
 func eventObject(eventType string, obj []byte, o Objects) ([]byte, error) {
@@ -289,8 +269,19 @@ const (
 
 // objectAPIVersion translates the top-level apiVersion of a JSON object and copies every other member.
 func objectAPIVersion(obj []byte, translate func(string) string) ([]byte, error) {
+	return rewriteMembers(obj, "object", func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		if key == "apiVersion" {
+			return apiVersion(raw, translate)
+		}
+		return raw, nil
+	})
+}
+
+// rewriteMembers copies the members of the JSON object obj in their order, each value passed through fn
+// (which returns it as it is, or rewritten). what names obj in errors.
+func rewriteMembers(obj []byte, what string, fn func(key string, raw json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
-	if err := expectDelim(dec, '{', "object"); err != nil {
+	if err := expectDelim(dec, '{', what); err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
@@ -305,10 +296,8 @@ func objectAPIVersion(obj []byte, translate func(string) string) ([]byte, error)
 		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("member %q: %w", key, err)
 		}
-		if key == "apiVersion" {
-			if raw, err = apiVersion(raw, translate); err != nil {
-				return nil, err
-			}
+		if raw, err = fn(key, raw); err != nil {
+			return nil, err
 		}
 		if !first {
 			w.write([]byte{','})
