@@ -23,13 +23,15 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/generator/emit"
 	"github.com/openshift/hypershift-capi-proxy/generator/model"
 )
 
-const module = "github.com/openshift/hypershift-capi-proxy"
+// projectModule is this module, whose apis/private and zz_generated trees the generator writes.
+const projectModule = "github.com/openshift/hypershift-capi-proxy"
 
 func main() {
 	root := flag.String("root", ".", "repository root to write into")
@@ -42,7 +44,7 @@ func main() {
 }
 
 func run(root, controllerGen string) error {
-	m, err := model.Load(module, upstream.Packages)
+	m, err := model.Load(projectModule, upstream.Packages)
 	if err != nil {
 		return err
 	}
@@ -51,11 +53,11 @@ func run(root, controllerGen string) error {
 			return err
 		}
 	}
-	source, err := sourceVersions(root)
+	mods, err := sourceModules(root)
 	if err != nil {
 		return err
 	}
-	e := &emit.Emitter{M: m, Root: root, Source: source}
+	e := &emit.Emitter{M: m, Root: root, Modules: mods}
 	for _, pkg := range m.Packages {
 		if err := e.PrivateTypes(pkg); err != nil {
 			return err
@@ -79,23 +81,26 @@ func run(root, controllerGen string) error {
 	return nil
 }
 
-// sourceVersions names the upstream modules the code is generated from, as root/go.mod pins them.
-func sourceVersions(root string) (string, error) {
+// sourceModules returns the upstream modules the code is generated from, as root/go.mod pins them,
+// longest path first (so that a package is matched to its own module, not to a parent path).
+func sourceModules(root string) ([]module.Version, error) {
 	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	mf, err := modfile.ParseLax("go.mod", data, nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var out []string
+	var out []module.Version
 	for _, r := range mf.Require {
 		for _, p := range upstream.Packages {
-			if strings.HasPrefix(p.Path, r.Mod.Path+"/") && !slices.Contains(out, r.Mod.String()) {
-				out = append(out, r.Mod.Path+" "+r.Mod.Version)
+			if strings.HasPrefix(p.Path, r.Mod.Path+"/") {
+				out = append(out, r.Mod)
+				break
 			}
 		}
 	}
-	return strings.Join(slices.Compact(out), ", "), nil
+	slices.SortFunc(out, func(a, b module.Version) int { return len(b.Path) - len(a.Path) })
+	return out, nil
 }

@@ -20,6 +20,8 @@ var Groups = []Group{
 	{Upstream: "ipam.cluster.x-k8s.io", Private: "ipam.cluster.hypershift.openshift.io"},
 	{Upstream: "runtime.cluster.x-k8s.io", Private: "runtime.cluster.hypershift.openshift.io"},
 	{Upstream: "capi-provider.agent-install.openshift.io", Private: "capi-provider.agent-install.hypershift.openshift.io"},
+	// CAPV's supervisor (vSphere with Tanzu) kinds.
+	{Upstream: "vmware.infrastructure.cluster.x-k8s.io", Private: "vmware.infrastructure.cluster.hypershift.openshift.io"},
 }
 
 // Package is one upstream API package (one group version) that gets a private twin.
@@ -52,6 +54,38 @@ var Packages = []Package{
 	{Path: "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2", Dir: "bootstrap/kubeadm/v1beta2", Contract: "v1beta2"},
 	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1", Dir: "controlplane/kubeadm/v1beta1", Contract: "v1beta1"},
 	{Path: "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2", Dir: "controlplane/kubeadm/v1beta2", Contract: "v1beta2"},
+
+	// CAPA, sigs.k8s.io/cluster-api-provider-aws/v2 v2.13.0.
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta1", Dir: "aws/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta2", Dir: "aws/v1beta2", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta1", Dir: "aws/exp/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta2", Dir: "aws/exp/v1beta2", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta1", Dir: "aws/controlplane/eks/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta2", Dir: "aws/controlplane/eks/v1beta2", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/rosa/api/v1beta2", Dir: "aws/controlplane/rosa/v1beta2", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta1", Dir: "aws/bootstrap/eks/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta2", Dir: "aws/bootstrap/eks/v1beta2", Contract: "v1beta1"},
+
+	// CAPZ, sigs.k8s.io/cluster-api-provider-azure v1.26.0.
+	{Path: "sigs.k8s.io/cluster-api-provider-azure/api/v1beta1", Dir: "azure/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-azure/api/v1alpha1", Dir: "azure/v1alpha1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-azure/exp/api/v1beta1", Dir: "azure/exp/v1beta1", Contract: "v1beta1"},
+
+	// CAPG, sigs.k8s.io/cluster-api-provider-gcp v1.13.1.
+	{Path: "sigs.k8s.io/cluster-api-provider-gcp/api/v1beta1", Dir: "gcp/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-gcp/exp/api/v1beta1", Dir: "gcp/exp/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-gcp/exp/bootstrap/gke/api/v1beta1", Dir: "gcp/bootstrap/gke/v1beta1", Contract: "v1beta1"},
+
+	// CAPV, sigs.k8s.io/cluster-api-provider-vsphere v1.16.1.
+	{Path: "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta1", Dir: "vsphere/govmomi/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2", Dir: "vsphere/govmomi/v1beta2", Contract: "v1beta2"},
+	{Path: "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta1", Dir: "vsphere/supervisor/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta2", Dir: "vsphere/supervisor/v1beta2", Contract: "v1beta2"},
+
+	// Agent (github.com/openshift/cluster-api-provider-agent): not on the module proxy, so its types are
+	// written here by hand from the published CRDs; see apis/upstream/agent.
+	{Path: "github.com/openshift/hypershift-capi-proxy/apis/upstream/agent/v1alpha1", Dir: "agent/v1alpha1", Contract: "v1beta1"},
+	{Path: "github.com/openshift/hypershift-capi-proxy/apis/upstream/agent/v1beta1", Dir: "agent/v1beta1", Contract: "v1beta1"},
 }
 
 // OpaqueTypes are types whose content the generator cannot see into (free-form JSON). Each may appear in an
@@ -62,6 +96,10 @@ var OpaqueTypes = map[string]string{
 	// ClusterClass JSON patch values are user data. The CAPI controllers read them and apply them in their
 	// own (upstream) view of the world, so they must reach them byte for byte as the user wrote them.
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.JSON": "user data: ClusterClass variables and patch values",
+	// CAPA's NodeadmConfig kubelet configuration fragments (kubelet.config.k8s.io) and CAPZ's Azure Service
+	// Operator resource templates (AzureASOManaged*.spec.resources, groups *.azure.com) are objects of other
+	// APIs that the provider hands on as written; neither names a CAPI group.
+	"k8s.io/apimachinery/pkg/runtime.RawExtension": "objects of other APIs: nodeadm kubelet config, Azure Service Operator resources",
 }
 
 // PrivateShortNamePrefix is put before every upstream shortName in the private CRDs, and

@@ -32,7 +32,6 @@ func (e *Emitter) PrivateTypes(pkg *model.Package) error {
 	f := jen.NewFilePathName(path, pkg.Version)
 	e.header(f, pkg.Path)
 	e.importAliases(f)
-	labels := e.contractLabels(pkg)
 	for _, t := range pkg.Types {
 		s := jen.Null()
 		if lines := t.SecondClosestCommentLines; len(lines) > 0 {
@@ -45,7 +44,7 @@ func (e *Emitter) PrivateTypes(pkg *model.Package) error {
 			s.Add(comment(rewriteMarker(l))).Line()
 		}
 		if isKind(pkg, t) {
-			for _, l := range labels {
+			for _, l := range e.contractLabels(pkg, t.Name.Name) {
 				s.Add(comment("+kubebuilder:metadata:labels=" + l)).Line()
 			}
 		}
@@ -133,13 +132,20 @@ func isKind(pkg *model.Package, t *types.Type) bool {
 	return false
 }
 
-// contractLabels returns CAPI's contract labels for the kinds of pkg's group, as marker values
-// ("\"cluster.x-k8s.io/v1beta2=v1beta2\""): for every contract, the versions of the group implementing it.
-func (e *Emitter) contractLabels(pkg *model.Package) []string {
+// contractLabels returns CAPI's contract labels for kind of pkg's group, as marker values
+// ("\"cluster.x-k8s.io/v1beta2=v1beta2\""): for every contract, the versions of the kind whose package
+// implements it, served versions only. They are computed per kind, not per group, because one group holds kinds of several
+// providers, each with its own versions (CAPA's AWSCluster: v1beta1_v1beta2; CAPZ's AzureCluster: v1beta1).
+func (e *Emitter) contractLabels(pkg *model.Package, kind string) []string {
 	byContract := map[string][]string{}
 	for _, p := range e.M.Packages {
-		if p.Group == pkg.Group && p.Contract != "" {
-			byContract[p.Contract] = append(byContract[p.Contract], p.Version)
+		if p.Group != pkg.Group || p.Contract == "" {
+			continue
+		}
+		for _, k := range p.Kinds {
+			if k.Name == kind && !k.Unserved {
+				byContract[p.Contract] = append(byContract[p.Contract], p.Version)
+			}
 		}
 	}
 	var out []string

@@ -64,6 +64,7 @@ func Load(module string, pkgs []upstream.Package) (*Model, error) {
 		m.Packages = append(m.Packages, pkg)
 		m.byPath[up.Path] = pkg
 	}
+	m.singleVersionStorage()
 	m.collectReachable()
 	if err := m.classify(); err != nil {
 		return nil, err
@@ -76,6 +77,23 @@ func Load(module string, pkgs []upstream.Package) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// singleVersionStorage marks the only version of a kind as its storage version, as controller-gen does
+// when no version carries +kubebuilder:storageversion (CAPA's NodeadmConfig).
+func (m *Model) singleVersionStorage() {
+	versions := map[string][]*Kind{}
+	for _, pkg := range m.Packages {
+		for _, k := range pkg.Kinds {
+			gk := k.Name + "." + pkg.Group
+			versions[gk] = append(versions[gk], k)
+		}
+	}
+	for _, ks := range versions {
+		if len(ks) == 1 {
+			ks[0].Storage = true
+		}
+	}
 }
 
 // groupName returns the value of the package's +groupName marker. Like controller-gen, it reads the
@@ -180,6 +198,7 @@ func findKinds(p *types.Package) ([]*Kind, error) {
 			Type: t, List: list, Name: t.Name.Name, ListName: list.Name.Name,
 			Namespaced: true,
 			Storage:    hasMarker(t, "kubebuilder:storageversion"),
+			Unserved:   hasMarker(t, "kubebuilder:unservedversion"),
 			Singular:   strings.ToLower(t.Name.Name),
 			Resource:   flect.Pluralize(strings.ToLower(t.Name.Name)),
 		}

@@ -59,6 +59,9 @@ type Kind struct {
 	Subresources       []string
 	// Storage marks the version stored by the apiserver (+kubebuilder:storageversion).
 	Storage bool
+	// Unserved marks a version the CRD keeps for stored objects but no longer serves
+	// (+kubebuilder:unservedversion; CAPA's v1beta1 kinds).
+	Unserved bool
 	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
 	Paths []string
 }

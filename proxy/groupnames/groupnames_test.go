@@ -3,6 +3,7 @@ package groupnames
 import (
 	"testing"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -68,8 +69,8 @@ func TestMentions(t *testing.T) {
 
 func TestSourcesLongestFirst(t *testing.T) {
 	s := Sources(translate.ToUpstream)
-	if len(s) != 8 {
-		t.Fatalf("Sources(ToUpstream) has %d names, want 8: %v", len(s), s)
+	if len(s) != len(upstream.Groups) {
+		t.Fatalf("Sources(ToUpstream) has %d names, want one per mapped group (%d): %v", len(s), len(upstream.Groups), s)
 	}
 	for i := 1; i < len(s); i++ {
 		if len(s[i]) > len(s[i-1]) {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	bootstrapv1beta1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1"
 	bootstrapv1beta2 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	"sigs.k8s.io/randfill"
@@ -60,6 +61,8 @@ func roundTrip(t *testing.T, codec translate.Kind) {
 	filler := randfill.NewWithSeed(seed).NilChance(0.2).NumElements(0, 2).MaxDepth(8).Funcs(
 		// Free-form JSON must hold valid JSON to survive an encode.
 		func(j *json.RawMessage, c randfill.Continue) { *j = json.RawMessage(`{"a":1}`) },
+		// Embedded objects of other APIs (nodeadm kubelet config, ASO resources) travel as raw JSON.
+		func(r *runtime.RawExtension, c randfill.Continue) { *r = runtime.RawExtension{Raw: []byte(`{"a":1}`)} },
 		// kubeadm bootstrap tokens encode as "<id>.<secret>" and reject anything else.
 		func(b *bootstrapv1beta1.BootstrapTokenString, c randfill.Continue) {
 			b.ID, b.Secret = "abcdef", "0123456789abcdef"

@@ -1,0 +1,241 @@
+// Package conformance checks the generated private CRDs against the CRDs upstream publishes: for every CRD
+// in a mirrored module's config/.../crd/bases (from the Go module cache) and for Agent's published CRDs,
+// the private CRD must serve the same versions with the same served/storage/deprecation flags,
+// subresources, printer columns and openAPIV3Schema, differing only in group, names and the clash-free
+// shortNames and categories (upstream.PrivateShortNamePrefix, upstream.PrivateCategoryPrefix).
+package conformance
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+// agentCRDs holds the CRDs the Agent provider publishes; its Go module is not on the module proxy, so
+// apis/upstream/agent is written from them (see its package doc).
+const agentCRDs = "../../../shared/upstream-crds/agent"
+
+func TestPrivateCRDsMatchUpstream(t *testing.T) {
+	private := readCRDs(t, mustGlob(t, "../../apis/private/crds/*.yaml"))
+	upstreamFiles := append(moduleCRDFiles(t), mustGlob(t, filepath.Join(agentCRDs, "*.yaml"))...)
+	published := readCRDs(t, upstreamFiles)
+	if len(published) == 0 {
+		t.Fatal("found no upstream CRDs")
+	}
+
+	seen := map[string]bool{}
+	for name, up := range published {
+		want := privateTwin(t, up)
+		got, ok := private[want.Name]
+		if !ok {
+			t.Errorf("upstream CRD %s (%s) has no private twin %s: add its package to apis/upstream.Packages", name, up.file, want.Name)
+			continue
+		}
+		seen[want.Name] = true
+		if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
+			t.Errorf("private CRD %s differs from upstream %s beyond group and names (-want +got):\n%s", want.Name, up.file, diff)
+		}
+	}
+	for name, crd := range private {
+		if !seen[name] {
+			t.Errorf("private CRD %s (%s) has no upstream CRD in the mirrored modules", name, crd.file)
+		}
+	}
+	t.Logf("compared %d upstream CRDs with their private twins", len(seen))
+}
+
+// TestContractLabels checks CAPI's contract labels on the private CRDs of provider groups: CAPI's
+// apiVersion getter reads "cluster.x-k8s.io/<contract>: <versions joined by _>" and picks the newest
+// version listed, so every listed version must be one the CRD serves, and every CRD of a group that
+// CAPI references by contract must carry at least one such label.
+func TestContractLabels(t *testing.T) {
+	for _, crd := range readCRDs(t, mustGlob(t, "../../apis/private/crds/*.yaml")) {
+		served := map[string]bool{}
+		for _, v := range crd.Spec.Versions {
+			served[v.Name] = v.Served
+		}
+		var n int
+		for k, v := range crd.Labels {
+			if !strings.HasPrefix(k, "cluster.x-k8s.io/v") {
+				continue
+			}
+			n++
+			for _, version := range strings.Split(v, "_") {
+				if !served[version] {
+					t.Errorf("%s: label %s=%s lists %s, which the CRD does not serve", crd.Name, k, v, version)
+				}
+			}
+		}
+		up, _ := upstream.UpstreamGroup(crd.Spec.Group)
+		if n == 0 && providerGroups[up] {
+			t.Errorf("%s: no contract label; CAPI cannot resolve the version of a reference to %s", crd.Name, crd.Spec.Names.Kind)
+		}
+	}
+}
+
+// providerGroups are the groups whose kinds CAPI references by contract (infrastructureRef,
+// bootstrap configRef, controlPlaneRef).
+var providerGroups = map[string]bool{
+	"infrastructure.cluster.x-k8s.io":          true,
+	"bootstrap.cluster.x-k8s.io":               true,
+	"controlplane.cluster.x-k8s.io":            true,
+	"vmware.infrastructure.cluster.x-k8s.io":   true,
+	"capi-provider.agent-install.openshift.io": true,
+}
+
+type crdFile struct {
+	apiextensionsv1.CustomResourceDefinition
+	file string
+}
+
+// privateTwin returns what the private CRD of up must look like: up with the private group, names and
+// the prefixed shortNames and categories.
+func privateTwin(t *testing.T, up crdFile) apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	twin := *up.DeepCopy()
+	group, ok := upstream.PrivateGroup(up.Spec.Group)
+	if !ok {
+		t.Fatalf("%s: group %s is not in upstream.Groups", up.file, up.Spec.Group)
+	}
+	twin.Spec.Group = group
+	twin.Name = twin.Spec.Names.Plural + "." + group
+	for i, s := range twin.Spec.Names.ShortNames {
+		twin.Spec.Names.ShortNames[i] = upstream.PrivateShortNamePrefix + s
+	}
+	for i, c := range twin.Spec.Names.Categories {
+		twin.Spec.Names.Categories[i] = upstream.PrivateCategoryPrefix + c
+	}
+	return twin
+}
+
+// moduleCRDFiles returns the published CRD files of every module that holds a mirrored package: the
+// YAML files of each .../crd/bases directory in the module, except those of test, internal and cmd
+// trees: CAPI's docker test provider, clusterctl's own inventory and metadata kinds (group
+// clusterctl.cluster.x-k8s.io, which HyperShift does not install), CAPV's integration-test fixtures.
+func moduleCRDFiles(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, p := range upstream.Packages {
+		if !strings.HasPrefix(p.Path, "github.com/openshift/hypershift-capi-proxy/") {
+			paths = append(paths, p.Path)
+		}
+	}
+	out, err := exec.Command("go", append([]string{"list", "-f", "{{.Module.Dir}}"}, paths...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dirs := strings.Fields(string(out))
+	slices.Sort(dirs)
+	var files []string
+	for _, dir := range slices.Compact(dirs) {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				switch d.Name() {
+				case "test", "internal", "cmd", "hack", "docs", "templates":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if filepath.Ext(path) == ".yaml" && filepath.Base(filepath.Dir(path)) == "bases" &&
+				filepath.Base(filepath.Dir(filepath.Dir(path))) == "crd" {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files match %s (err %v)", pattern, err)
+	}
+	return files
+}
+
+// readCRDs decodes every CRD document of files, keyed by CRD name.
+func readCRDs(t *testing.T, files []string) map[string]crdFile {
+	t.Helper()
+	out := map[string]crdFile{}
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
+				continue
+			}
+			js, err := yaml.YAMLToJSON([]byte(doc))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := json.Unmarshal(js, &crd); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if crd.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			if prev, dup := out[crd.Name]; dup {
+				t.Fatalf("CRD %s in both %s and %s", crd.Name, prev.file, f)
+			}
+			out[crd.Name] = crdFile{CustomResourceDefinition: crd, file: f}
+		}
+	}
+	return out
+}
+
+// TestRoutesMatchCRDs checks the generated route table against the private CRDs: every route names a
+// served version of a private CRD, with its kind, scope, subresources and storage flag.
+func TestRoutesMatchCRDs(t *testing.T) {
+	crds := readCRDs(t, mustGlob(t, "../../apis/private/crds/*.yaml"))
+	for _, r := range translate.NewTable(routes.Routes).Routes() {
+		crd, ok := crds[r.Private.Resource+"."+r.Private.Group]
+		if !ok {
+			t.Errorf("route %s: no private CRD %s.%s", r.Upstream, r.Private.Resource, r.Private.Group)
+			continue
+		}
+		i := slices.IndexFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == r.Private.Version })
+		if i < 0 {
+			t.Errorf("route %s: CRD %s has no version %s", r.Upstream, crd.Name, r.Private.Version)
+			continue
+		}
+		v := crd.Spec.Versions[i]
+		var subresources []string
+		if v.Subresources != nil && v.Subresources.Status != nil {
+			subresources = append(subresources, "status")
+		}
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			subresources = append(subresources, "scale")
+		}
+		if v.Storage != r.Storage || crd.Spec.Names.Kind != r.Kind || (crd.Spec.Scope == apiextensionsv1.NamespaceScoped) != r.Namespaced ||
+			!slices.Equal(subresources, r.Subresources) {
+			t.Errorf("route %s (kind %s, storage %v, namespaced %v, subresources %v) disagrees with CRD %s version %s (kind %s, storage %v, scope %s, subresources %v)",
+				r.Upstream, r.Kind, r.Storage, r.Namespaced, r.Subresources, crd.Name, v.Name, crd.Spec.Names.Kind, v.Storage, crd.Spec.Scope, subresources)
+		}
+	}
+}
