@@ -22,6 +22,8 @@ var Groups = []Group{
 	{Upstream: "capi-provider.agent-install.openshift.io", Private: "capi-provider.agent-install.hypershift.openshift.io"},
 	// CAPV's supervisor (vSphere with Tanzu) kinds.
 	{Upstream: "vmware.infrastructure.cluster.x-k8s.io", Private: "vmware.infrastructure.cluster.hypershift.openshift.io"},
+	// OpenStack Resource Controller (ORC), which CAPO creates images and other OpenStack resources through.
+	{Upstream: "openstack.k-orc.cloud", Private: "openstack.k-orc.hypershift.openshift.io"},
 }
 
 // Package is one upstream API package (one group version) that gets a private twin.
@@ -82,6 +84,22 @@ var Packages = []Package{
 	{Path: "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta1", Dir: "vsphere/supervisor/v1beta1", Contract: "v1beta1"},
 	{Path: "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta2", Dir: "vsphere/supervisor/v1beta2", Contract: "v1beta2"},
 
+	// KubeVirt (CAPK), sigs.k8s.io/cluster-api-provider-kubevirt v0.11.2. Its machines embed KubeVirt's
+	// VirtualMachineSpec (kubevirt.io/api), mirrored where a group can hide (dataVolumeTemplates).
+	{Path: "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1", Dir: "kubevirt/v1alpha1", Contract: "v1beta1"},
+
+	// IBM Cloud (CAPIBM), sigs.k8s.io/cluster-api-provider-ibmcloud v0.14.0: PowerVS and VPC.
+	{Path: "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta2", Dir: "ibmcloud/powervs/v1beta2", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta3", Dir: "ibmcloud/powervs/v1beta3", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta1", Dir: "ibmcloud/vpc/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta2", Dir: "ibmcloud/vpc/v1beta2", Contract: "v1beta1"},
+
+	// OpenStack (CAPO), sigs.k8s.io/cluster-api-provider-openstack v0.14.2, and ORC
+	// (github.com/k-orc/openstack-resource-controller/v2 v2.6.0), whose kinds CAPO references.
+	{Path: "sigs.k8s.io/cluster-api-provider-openstack/api/v1beta1", Dir: "openstack/v1beta1", Contract: "v1beta1"},
+	{Path: "sigs.k8s.io/cluster-api-provider-openstack/api/v1alpha1", Dir: "openstack/v1alpha1", Contract: "v1beta1"},
+	{Path: "github.com/k-orc/openstack-resource-controller/v2/api/v1alpha1", Dir: "orc/v1alpha1"},
+
 	// Agent (github.com/openshift/cluster-api-provider-agent): not on the module proxy, so its types are
 	// written here by hand from the published CRDs; see apis/upstream/agent.
 	{Path: "github.com/openshift/hypershift-capi-proxy/apis/upstream/agent/v1alpha1", Dir: "agent/v1alpha1", Contract: "v1beta1"},
@@ -100,6 +118,19 @@ var OpaqueTypes = map[string]string{
 	// Operator resource templates (AzureASOManaged*.spec.resources, groups *.azure.com) are objects of other
 	// APIs that the provider hands on as written; neither names a CAPI group.
 	"k8s.io/apimachinery/pkg/runtime.RawExtension": "objects of other APIs: nodeadm kubelet config, Azure Service Operator resources",
+}
+
+// ForeignTypes are types of other APIs that provider kinds embed whole. The generator can see into them and
+// finds fields that could carry a group (apiVersion, apiGroup, ObjectMeta), but those name only the other
+// API's own objects, never a CAPI kind, so they pass through untouched like OpaqueTypes. Each is listed with
+// the reason. Keys are "<import path>.<type name>".
+var ForeignTypes = map[string]string{
+	// CAPK's KubevirtMachine.spec.virtualMachineTemplate.spec: KubeVirt's VirtualMachine spec. Its
+	// dataVolumeTemplates name CDI's own group (cdi.kubevirt.io) and their PVC data sources name volume
+	// snapshots or populators; its instance template references Secrets, ConfigMaps, PVCs and KubeVirt
+	// objects by name. CAPK copies it verbatim into the VirtualMachine it creates in the hosted cluster's
+	// infrastructure namespace.
+	"kubevirt.io/api/core/v1.VirtualMachineSpec": "KubeVirt VirtualMachine spec: names only KubeVirt, CDI and core objects",
 }
 
 // PrivateShortNamePrefix is put before every upstream shortName in the private CRDs, and

@@ -68,6 +68,11 @@ const (
 // typeExpr is the Go type expression of t as seen from the given side: a mirrored named type is the
 // upstream one or its private twin; every other type is shared.
 func (e *Emitter) typeExpr(t *types.Type, s side) jen.Code {
+	if named(t) && e.M.PackageOf(t) == nil {
+		// A named pointer, slice or map type of another package (CAPO's optional.UInt16): referenced by
+		// name, so that the markers on its declaration (validation bounds) still reach controller-gen.
+		return jen.Qual(t.Name.Package, t.Name.Name)
+	}
 	switch t.Kind {
 	case types.Builtin:
 		return jen.Id(t.Name.Name)
@@ -87,6 +92,16 @@ func (e *Emitter) typeExpr(t *types.Type, s side) jen.Code {
 		return jen.Qual(e.M.PrivatePath(pkg), t.Name.Name)
 	}
 	return jen.Qual(t.Name.Package, t.Name.Name)
+}
+
+// named reports whether t is a declared type (type X *T, type X []T) rather than a type literal; gengo
+// gives type literals no package.
+func named(t *types.Type) bool {
+	switch t.Kind {
+	case types.Pointer, types.Slice, types.Array, types.Map:
+		return t.Name.Package != ""
+	}
+	return false
 }
 
 // identical reports whether t is the same Go type on both sides (it mentions no mirrored type that has a

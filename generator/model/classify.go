@@ -50,10 +50,13 @@ var knownScalars = map[types.Name]bool{
 // SpecialOf returns the translate helper of t, or "".
 func SpecialOf(t *types.Type) Special { return specials[t.Name].helper }
 
-// Opaque reports whether t is a free-form JSON type listed in upstream.OpaqueTypes.
+// Opaque reports whether t passes through untouched: a free-form JSON type listed in
+// upstream.OpaqueTypes, or a type of another API listed in upstream.ForeignTypes.
 func Opaque(t *types.Type) bool {
-	_, ok := upstream.OpaqueTypes[t.Name.Package+"."+t.Name.Name]
-	return ok
+	key := t.Name.Package + "." + t.Name.Name
+	_, opaque := upstream.OpaqueTypes[key]
+	_, foreign := upstream.ForeignTypes[key]
+	return opaque || foreign
 }
 
 // GroupField returns how a field of owner carries a group: "apiVersion" ("group/version"), "group" (a bare

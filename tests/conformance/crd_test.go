@@ -46,6 +46,11 @@ func TestPrivateCRDsMatchUpstream(t *testing.T) {
 			continue
 		}
 		seen[want.Name] = true
+		if reason, ok := descriptionDrift[name]; ok {
+			// Compare everything but descriptions, which come from another k8s.io/api.
+			t.Logf("%s: descriptions not compared: %s", name, reason)
+			want.Spec, got.Spec = withoutDescriptions(want.Spec), withoutDescriptions(got.Spec)
+		}
 		if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
 			t.Errorf("private CRD %s differs from upstream %s beyond group and names (-want +got):\n%s", want.Name, up.file, diff)
 		}
@@ -95,6 +100,51 @@ var providerGroups = map[string]bool{
 	"controlplane.cluster.x-k8s.io":            true,
 	"vmware.infrastructure.cluster.x-k8s.io":   true,
 	"capi-provider.agent-install.openshift.io": true,
+}
+
+// descriptionDrift lists upstream CRDs that embed k8s.io/api types and were generated against another
+// k8s.io/api than this module pins (v0.35.4): the docs of those types, and so the schema descriptions,
+// differ, while the schema itself must not.
+var descriptionDrift = map[string]string{
+	"kubevirtmachines.infrastructure.cluster.x-k8s.io":         "CAPK v0.11.2 embeds core/v1 Toleration and PVC specs from k8s.io/api v0.34.3",
+	"kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io": "CAPK v0.11.2 embeds core/v1 Toleration and PVC specs from k8s.io/api v0.34.3",
+}
+
+// withoutDescriptions returns a copy of spec with every schema description cleared.
+func withoutDescriptions(spec apiextensionsv1.CustomResourceDefinitionSpec) apiextensionsv1.CustomResourceDefinitionSpec {
+	spec = *spec.DeepCopy()
+	var clear func(s *apiextensionsv1.JSONSchemaProps)
+	clear = func(s *apiextensionsv1.JSONSchemaProps) {
+		if s == nil {
+			return
+		}
+		s.Description = ""
+		for k, p := range s.Properties {
+			clear(&p)
+			s.Properties[k] = p
+		}
+		if s.Items != nil {
+			clear(s.Items.Schema)
+			for i := range s.Items.JSONSchemas {
+				clear(&s.Items.JSONSchemas[i])
+			}
+		}
+		if s.AdditionalProperties != nil {
+			clear(s.AdditionalProperties.Schema)
+		}
+		for _, list := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
+			for i := range list {
+				clear(&list[i])
+			}
+		}
+		clear(s.Not)
+	}
+	for _, v := range spec.Versions {
+		if v.Schema != nil {
+			clear(v.Schema.OpenAPIV3Schema)
+		}
+	}
+	return spec
 }
 
 type crdFile struct {

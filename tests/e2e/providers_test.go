@@ -7,15 +7,21 @@ import (
 	"strings"
 	"testing"
 
+	orcv1 "github.com/k-orc/openstack-resource-controller/v2/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 	awsv1 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta2"
 	azurev1 "sigs.k8s.io/cluster-api-provider-azure/api/v1beta1"
 	gcpv1 "sigs.k8s.io/cluster-api-provider-gcp/api/v1beta1"
+	powervsv1 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta3"
+	vpcv1 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta2"
+	capkv1 "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1"
+	openstackv1 "sigs.k8s.io/cluster-api-provider-openstack/api/v1beta1"
 	vspherev1 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2"
 	vmwarev1 "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -28,11 +34,13 @@ import (
 
 // providerCase is one infrastructure provider's kinds as a hosted cluster uses them: the infrastructure
 // cluster a Cluster references, the machine template a MachineDeployment references, and the
-// infrastructure machine a Machine references. References marks JSON paths of provider objects that
+// infrastructure machine a Machine references; extras are objects of further kinds the provider uses,
+// owned by the infrastructure cluster (ORC's Image for OpenStack). References marks JSON paths of provider objects that
 // reference another mapped kind (identityRef, IP pools), with the upstream group they name.
 type providerCase struct {
 	name                            string
 	infraCluster, template, machine client.Object
+	extras                          []client.Object
 	references                      []providerReference
 }
 
@@ -47,7 +55,8 @@ var providerScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, clusterv1.AddToScheme,
 		awsv1.AddToScheme, azurev1.AddToScheme, gcpv1.AddToScheme, vspherev1.AddToScheme, vmwarev1.AddToScheme,
-		agentv1.AddToScheme} {
+		agentv1.AddToScheme, capkv1.AddToScheme, powervsv1.AddToScheme, vpcv1.AddToScheme, openstackv1.AddToScheme,
+		orcv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -73,6 +82,17 @@ func providerCases() []providerCase {
 	awsMachineSpec := awsv1.AWSMachineSpec{InstanceType: "m5.large"}
 	azureMachineSpec := azurev1.AzureMachineSpec{VMSize: "Standard_D2s_v3", OSDisk: azurev1.OSDisk{OSType: "Linux"}}
 	gcpMachineSpec := gcpv1.GCPMachineSpec{InstanceType: "n1-standard-2"}
+	kubevirtMachineSpec := capkv1.KubevirtMachineSpec{VirtualMachineTemplate: capkv1.VirtualMachineTemplateSpec{
+		Spec: kubevirtv1.VirtualMachineSpec{Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{}}}}
+	powervsResource := powervsv1.IBMPowerVSResourceReference{Name: ptr.To("hypershift-net")}
+	powervsMachineSpec := powervsv1.IBMPowerVSMachineSpec{Network: powervsResource, ImageRef: powervsv1.ImageReference{Name: "rhcos"}}
+	vpcMachineSpec := vpcv1.IBMVPCMachineSpec{Zone: "us-south-1", Image: &vpcv1.IBMVPCResourceReference{Name: ptr.To("rhcos")}}
+	openstackIdentity := openstackv1.OpenStackIdentityReference{Type: "Secret", Name: "cloud", CloudName: "openstack"}
+	openstackMachineSpec := openstackv1.OpenStackMachineSpec{Flavor: ptr.To("m1.large"),
+		Image: openstackv1.ImageParam{ImageRef: &openstackv1.ResourceReference{Name: "rhcos"}}}
+	openstackMachine := &openstackv1.OpenStackMachine{Spec: openstackMachineSpec}
+	openstackMachine.Spec.FloatingIPPoolRef = &corev1.TypedLocalObjectReference{
+		APIGroup: ptr.To(upstreamInfra), Kind: "OpenStackFloatingIPPool", Name: "pool"}
 
 	return []providerCase{{
 		name:         "aws",
@@ -107,6 +127,36 @@ func providerCases() []providerCase {
 		template: &vmwarev1.VSphereMachineTemplate{Spec: vmwarev1.VSphereMachineTemplateSpec{
 			Template: vmwarev1.VSphereMachineTemplateResource{Spec: vmwareMachineSpec}}},
 		machine: &vmwarev1.VSphereMachine{Spec: vmwareMachineSpec},
+	}, {
+		name:         "kubevirt",
+		infraCluster: &capkv1.KubevirtCluster{},
+		template: &capkv1.KubevirtMachineTemplate{Spec: capkv1.KubevirtMachineTemplateSpec{
+			Template: capkv1.KubevirtMachineTemplateResource{Spec: kubevirtMachineSpec}}},
+		machine: &capkv1.KubevirtMachine{Spec: kubevirtMachineSpec},
+	}, {
+		name:         "ibm-powervs",
+		infraCluster: &powervsv1.IBMPowerVSCluster{Spec: powervsv1.IBMPowerVSClusterSpec{Network: powervsResource}},
+		template: &powervsv1.IBMPowerVSMachineTemplate{Spec: powervsv1.IBMPowerVSMachineTemplateSpec{
+			Template: powervsv1.IBMPowerVSMachineTemplateResource{Spec: powervsMachineSpec}}},
+		machine: &powervsv1.IBMPowerVSMachine{Spec: powervsMachineSpec},
+	}, {
+		name:         "ibm-vpc",
+		infraCluster: &vpcv1.IBMVPCCluster{Spec: vpcv1.IBMVPCClusterSpec{Region: "us-south", ResourceGroup: "hypershift"}},
+		template: &vpcv1.IBMVPCMachineTemplate{Spec: vpcv1.IBMVPCMachineTemplateSpec{
+			Template: vpcv1.IBMVPCMachineTemplateResource{Spec: vpcMachineSpec}}},
+		machine: &vpcv1.IBMVPCMachine{Spec: vpcMachineSpec},
+	}, {
+		name:         "openstack",
+		infraCluster: &openstackv1.OpenStackCluster{Spec: openstackv1.OpenStackClusterSpec{IdentityRef: openstackIdentity}},
+		template: &openstackv1.OpenStackMachineTemplate{Spec: openstackv1.OpenStackMachineTemplateSpec{
+			Template: openstackv1.OpenStackMachineTemplateResource{Spec: openstackMachineSpec}}},
+		machine: openstackMachine,
+		extras: []client.Object{&orcv1.Image{Spec: orcv1.ImageSpec{
+			ManagementPolicy:    orcv1.ManagementPolicyUnmanaged,
+			Import:              &orcv1.ImageImport{ID: ptr.To("5f1a3a2e-0a44-4a3c-9a4b-2b1f6f8f0c11")},
+			CloudCredentialsRef: orcv1.CloudCredentialsReference{SecretName: "cloud", CloudName: "openstack"},
+		}}},
+		references: []providerReference{{openstackMachine, []string{"spec", "floatingIPPoolRef", "apiGroup"}, upstreamInfra}},
 	}, {
 		name:         "agent",
 		infraCluster: &agentv1.AgentCluster{},
@@ -148,7 +198,7 @@ func testProvider(t *testing.T, c, direct client.Client, tc providerCase) {
 	infraRef := func(obj client.Object) clusterv1.ContractVersionedObjectReference {
 		return ref(gvk(obj).Group, gvk(obj).Kind, obj.GetName())
 	}
-	for _, obj := range []client.Object{tc.infraCluster, tc.template, tc.machine} {
+	for _, obj := range append([]client.Object{tc.infraCluster, tc.template, tc.machine}, tc.extras...) {
 		obj.SetNamespace(ns)
 		obj.SetName(tc.name + "-" + strings.ToLower(gvk(obj).Kind))
 	}
@@ -160,6 +210,12 @@ func testProvider(t *testing.T, c, direct client.Client, tc providerCase) {
 	mustCreate(t, c, cluster)
 	for _, obj := range []client.Object{tc.infraCluster, tc.template} {
 		obj.SetOwnerReferences([]metav1.OwnerReference{owner(cluster, "Cluster")})
+		mustCreate(t, c, obj)
+	}
+	infraOwner := metav1.OwnerReference{APIVersion: gvk(tc.infraCluster).GroupVersion().String(),
+		Kind: gvk(tc.infraCluster).Kind, Name: tc.infraCluster.GetName(), UID: tc.infraCluster.GetUID()}
+	for _, obj := range tc.extras {
+		obj.SetOwnerReferences([]metav1.OwnerReference{infraOwner})
 		mustCreate(t, c, obj)
 	}
 	md := &clusterv1.MachineDeployment{
@@ -225,6 +281,13 @@ func testProvider(t *testing.T, c, direct client.Client, tc providerCase) {
 		u := stored(obj)
 		if refs := u.GetOwnerReferences(); len(refs) != 1 || refs[0].APIVersion != privateCoreVersion || refs[0].UID != obj.GetOwnerReferences()[0].UID {
 			t.Errorf("stored %s %s: ownerReferences %+v, want one to %s", u.GetKind(), u.GetName(), refs, privateCoreVersion)
+		}
+	}
+	for _, obj := range tc.extras {
+		u := stored(obj)
+		want := privateGroup(gvk(tc.infraCluster).Group) + "/" + gvk(tc.infraCluster).Version
+		if refs := u.GetOwnerReferences(); len(refs) != 1 || refs[0].APIVersion != want {
+			t.Errorf("stored %s %s: ownerReferences %+v, want one to %s", u.GetKind(), u.GetName(), refs, want)
 		}
 	}
 	for _, r := range tc.references {
