@@ -5,6 +5,9 @@
 //     with +groupName set to the private group and clash-free shortNames and categories;
 //   - apis/private/<dir>/zz_generated.deepcopy.go and apis/private/crds/*.yaml: by controller-gen (the
 //     version CAPI pins, built from hack/tools), so the CRDs equal upstream's but for group and names;
+//     then each CRD whose kind converts by hub and spoke gets the conversion webhook stanza upstream's
+//     kustomize adds (strategy Webhook, ConversionReview v1, a placeholder service that installation
+//     replaces; see emit.ConversionStanzas);
 //   - zz_generated/convert/<dir>/zz_generated.convert.go: <Type>ToPrivate and <Type>ToUpstream for every
 //     type that can carry a group;
 //   - zz_generated/routes/zz_generated.routes.go: the route table the proxy reads.
@@ -29,6 +32,9 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/generator/emit"
 	"github.com/openshift/hypershift-capi-proxy/generator/model"
 )
+
+// crdDir is where the private CRDs are written, relative to the root.
+const crdDir = "apis/private/crds"
 
 // projectModule is this module, whose apis/private and zz_generated trees the generator writes.
 const projectModule = "github.com/openshift/hypershift-capi-proxy"
@@ -69,16 +75,16 @@ func run(root, controllerGen string) error {
 	if err := e.Routes(); err != nil {
 		return err
 	}
-	// controller-gen: deepcopy for the private types, then the CRDs.
+	// controller-gen: deepcopy for the private types, then the CRDs, then their conversion stanzas.
 	cmd := exec.Command(controllerGen,
 		"object:headerFile="+filepath.Join("templates", "boilerplate.go.txt"),
-		"crd:crdVersions=v1", "output:crd:dir=./apis/private/crds",
+		"crd:crdVersions=v1", "output:crd:dir=./"+crdDir,
 		"paths=./apis/private/...")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("controller-gen: %w", err)
 	}
-	return nil
+	return e.ConversionStanzas(crdDir)
 }
 
 // sourceModules returns the upstream modules the code is generated from, as root/go.mod pins them,

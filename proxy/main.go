@@ -8,6 +8,9 @@
 // never its credentials: the proxy runs in pass-through mode and forwards each client's Authorization
 // header unchanged, so it can never grant more than the apiserver grants the client.
 //
+// It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
+// calls over TLS when a client asks for another version than the stored one.
+//
 // It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
 // for local debugging only (a client's bearer token then crosses the wire in clear). On SIGTERM or SIGINT
 // it stops accepting connections and waits up to --shutdown-timeout for requests in flight (watches are
@@ -36,7 +39,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -135,14 +140,20 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	table := translate.NewTable(routes.Routes)
 	handler, err := server.New(server.Options{
 		Backend:     backend,
-		Routes:      translate.NewTable(routes.Routes),
+		Routes:      table,
 		DialTimeout: o.dialTimeout,
 	})
 	if err != nil {
 		return err
 	}
+	converter, err := convert.New(table, routes.APIVersionGetterSetters)
+	if err != nil {
+		return err
+	}
+	handler = webhook.WithWebhook(handler, webhook.New(converter))
 
 	srv := &http.Server{
 		Handler:           handler,

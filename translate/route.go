@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"strconv"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -24,6 +26,15 @@ type Route struct {
 	ShortNames, Categories []string
 	// Storage is true for the hub (storage) version of the kind.
 	Storage bool
+	// Conversion says how this version converts into the other versions of its kind, as upstream converts
+	// it: the generator reads it from the upstream Go types' methods (controller-runtime's conversion.Hub
+	// and conversion.Convertible).
+	Conversion Conversion
+	// ContractLabels are CAPI's contract labels of the kind's private CRD ("cluster.x-k8s.io/v1beta2":
+	// "v1beta2"; the served versions implementing each contract, joined by "_"), the same on every version
+	// of the kind; nil for kinds CAPI does not reference by contract. The apiVersion getter of CAPI's
+	// conversions reads them (see package proxy/convert).
+	ContractLabels map[string]string
 	// Object is the typed codec of the kind at this version; Paths the group-carrying JSON paths of the
 	// same type, for partial bodies (patches).
 	Object Kind
@@ -31,6 +42,32 @@ type Route struct {
 	// List is the typed codec of the list kind (lists are streamed item by item on the hot path; List is
 	// for tests, benchmarks and tools).
 	List Kind
+}
+
+// Conversion says how one version of a kind converts into the kind's other versions.
+type Conversion int
+
+const (
+	// NoConversion: the kind has no other version, or all its versions have the same schema, so that
+	// converting changes apiVersion only (the CRD's conversion strategy None, as upstream's CRD has it:
+	// CAPZ's AzureASOManaged* v1alpha1 and v1beta1, Agent's v1alpha1 and v1beta1).
+	NoConversion Conversion = iota
+	// Hub is the version every other version converts through; it is the storage version, and its
+	// upstream Go type implements sigs.k8s.io/controller-runtime/pkg/conversion.Hub.
+	Hub
+	// Spoke converts to and from the hub with the ConvertTo and ConvertFrom methods of its upstream Go type
+	// (sigs.k8s.io/controller-runtime/pkg/conversion.Convertible), which keep what the spoke cannot hold in
+	// the annotation cluster.x-k8s.io/conversion-data. The kind's CRD converts with a webhook.
+	Spoke
+)
+
+var conversionNames = [...]string{"NoConversion", "Hub", "Spoke"}
+
+func (c Conversion) String() string {
+	if int(c) < len(conversionNames) {
+		return conversionNames[c]
+	}
+	return "Conversion(" + strconv.Itoa(int(c)) + ")"
 }
 
 // UpstreamGVK returns the upstream GroupVersionKind of the route.
@@ -60,6 +97,7 @@ type Table struct {
 	byPrivate  map[schema.GroupVersionResource]*Route
 	byUpGVK    map[schema.GroupVersionKind]*Route
 	byPrivGVK  map[schema.GroupVersionKind]*Route
+	byUpGK     map[schema.GroupKind][]*Route
 }
 
 // NewTable indexes routes. It panics if two routes claim the same resource or kind: routes come from
@@ -70,6 +108,7 @@ func NewTable(routes []Route) *Table {
 		byPrivate:  map[schema.GroupVersionResource]*Route{},
 		byUpGVK:    map[schema.GroupVersionKind]*Route{},
 		byPrivGVK:  map[schema.GroupVersionKind]*Route{},
+		byUpGK:     map[schema.GroupKind][]*Route{},
 	}
 	for i := range routes {
 		r := &routes[i]
@@ -81,6 +120,8 @@ func NewTable(routes []Route) *Table {
 		t.byPrivate[r.Private] = r
 		t.byUpGVK[r.UpstreamGVK()] = r
 		t.byPrivGVK[r.PrivateGVK()] = r
+		gk := r.UpstreamGVK().GroupKind()
+		t.byUpGK[gk] = append(t.byUpGK[gk], r)
 	}
 	return t
 }
@@ -112,3 +153,7 @@ func (t *Table) ByPrivateKind(gvk schema.GroupVersionKind) (*Route, bool) {
 	r, ok := t.byPrivGVK[gvk]
 	return r, ok
 }
+
+// Versions returns the routes of every version of an upstream kind, in generated order, or nil for a kind
+// without routes.
+func (t *Table) Versions(gk schema.GroupKind) []*Route { return t.byUpGK[gk] }

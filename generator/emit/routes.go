@@ -2,6 +2,8 @@ package emit
 
 import (
 	"github.com/dave/jennifer/jen"
+
+	"github.com/openshift/hypershift-capi-proxy/generator/model"
 )
 
 // Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and served
@@ -31,7 +33,7 @@ func (e *Emitter) Routes() error {
 				paths = append(paths, jen.Line().Lit(p))
 			}
 			paths = append(paths, jen.Line())
-			routes = append(routes, jen.Values(jen.Dict{
+			fields := jen.Dict{
 				jen.Id("Upstream"): jen.Qual(schema, "GroupVersionResource").Values(jen.Dict{
 					jen.Id("Group"): jen.Lit(pkg.Group), jen.Id("Version"): jen.Lit(pkg.Version), jen.Id("Resource"): jen.Lit(k.Resource)}),
 				jen.Id("Private"): jen.Qual(schema, "GroupVersionResource").Values(jen.Dict{
@@ -47,9 +49,33 @@ func (e *Emitter) Routes() error {
 				jen.Id("Object"):       jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.Name+"ToPrivate"), jen.Qual(conv, k.Name+"ToUpstream")),
 				jen.Id("List"):         jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.ListName+"ToPrivate"), jen.Qual(conv, k.ListName+"ToUpstream")),
 				jen.Id("Paths"):        jen.Qual(translatePath, "Paths").Call(paths...),
-			}))
+			}
+			// Zero values are left out, so that the table reads like one a person wrote.
+			if k.Conversion != model.NoConversion {
+				fields[jen.Id("Conversion")] = jen.Qual(translatePath, conversionConst[k.Conversion])
+			}
+			if labels := e.contractLabels(pkg, k.Name); labels != nil {
+				fields[jen.Id("ContractLabels")] = labelsLit(labels)
+			}
+			routes = append(routes, jen.Values(fields))
 		}
 	}
+	var setters []jen.Code
+	for _, pkg := range e.M.Packages {
+		if pkg.SetsAPIVersionGetter {
+			setters = append(setters, jen.Line().Qual(pkg.Path, "SetAPIVersionGetter"))
+		}
+	}
+	if len(setters) > 0 {
+		setters = append(setters, jen.Line())
+	}
+	f.Comment("APIVersionGetterSetters are the SetAPIVersionGetter functions of the upstream packages whose conversions")
+	f.Comment("turn a reference by apiGroup and kind into one by apiVersion (CAPI's apiVersion getter): whoever runs")
+	f.Comment("those conversions installs its getter with each of them.")
+	f.Var().Id("APIVersionGetterSetters").Op("=").Index().Func().Params(
+		jen.Func().Params(jen.Qual(schema, "GroupKind")).Params(jen.String(), jen.Error()),
+	).Values(setters...)
+	f.Line()
 	f.Comment("Routes lists every mapped kind at every version, in the order of apis/upstream.Packages.")
 	f.Var().Id("Routes").Op("=").Index().Qual(translatePath, "Route").ValuesFunc(func(g *jen.Group) {
 		for _, r := range routes {
@@ -58,4 +84,22 @@ func (e *Emitter) Routes() error {
 		g.Line()
 	})
 	return e.write(f, "zz_generated/routes", "zz_generated.routes.go")
+}
+
+// conversionConst names the translate.Conversion constant of a model conversion.
+var conversionConst = map[model.Conversion]string{
+	model.HubConversion:   "Hub",
+	model.SpokeConversion: "Spoke",
+}
+
+// labelsLit is a map[string]string literal of labels, or nil.
+func labelsLit(labels map[string]string) jen.Code {
+	if len(labels) == 0 {
+		return jen.Nil()
+	}
+	d := jen.Dict{}
+	for k, v := range labels {
+		d[jen.Lit(k)] = jen.Lit(v)
+	}
+	return jen.Map(jen.String()).String().Values(d)
 }

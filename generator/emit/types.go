@@ -2,6 +2,8 @@ package emit
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,8 +46,9 @@ func (e *Emitter) PrivateTypes(pkg *model.Package) error {
 			s.Add(comment(rewriteMarker(l))).Line()
 		}
 		if isKind(pkg, t) {
-			for _, l := range e.contractLabels(pkg, t.Name.Name) {
-				s.Add(comment("+kubebuilder:metadata:labels=" + l)).Line()
+			labels := e.contractLabels(pkg, t.Name.Name)
+			for _, k := range slices.Sorted(maps.Keys(labels)) {
+				s.Add(comment(fmt.Sprintf("+kubebuilder:metadata:labels=%q", k+"="+labels[k]))).Line()
 			}
 		}
 		switch {
@@ -132,11 +135,13 @@ func isKind(pkg *model.Package, t *types.Type) bool {
 	return false
 }
 
-// contractLabels returns CAPI's contract labels for kind of pkg's group, as marker values
-// ("\"cluster.x-k8s.io/v1beta2=v1beta2\""): for every contract, the versions of the kind whose package
-// implements it, served versions only. They are computed per kind, not per group, because one group holds kinds of several
-// providers, each with its own versions (CAPA's AWSCluster: v1beta1_v1beta2; CAPZ's AzureCluster: v1beta1).
-func (e *Emitter) contractLabels(pkg *model.Package, kind string) []string {
+// contractLabels returns CAPI's contract labels for kind of pkg's group, label key to value
+// ("cluster.x-k8s.io/v1beta2": "v1beta2"): for every contract, the versions of the kind whose package
+// implements it, served versions only. They are computed per kind, not per group, because one group holds
+// kinds of several providers, each with its own versions (CAPA's AWSCluster: v1beta1_v1beta2; CAPZ's
+// AzureCluster: v1beta1). The CRD carries them as labels and the route table repeats them for the
+// proxy's apiVersion getter.
+func (e *Emitter) contractLabels(pkg *model.Package, kind string) map[string]string {
 	byContract := map[string][]string{}
 	for _, p := range e.M.Packages {
 		if p.Group != pkg.Group || p.Contract == "" {
@@ -148,14 +153,19 @@ func (e *Emitter) contractLabels(pkg *model.Package, kind string) []string {
 			}
 		}
 	}
-	var out []string
+	if len(byContract) == 0 {
+		return nil
+	}
+	out := map[string]string{}
 	for c, versions := range byContract {
 		sort.Strings(versions)
-		out = append(out, fmt.Sprintf("%q", "cluster.x-k8s.io/"+c+"="+strings.Join(versions, "_")))
+		out[ContractLabelPrefix+c] = strings.Join(versions, "_")
 	}
-	sort.Strings(out)
 	return out
 }
+
+// ContractLabelPrefix starts every CAPI contract label key ("cluster.x-k8s.io/v1beta2").
+const ContractLabelPrefix = "cluster.x-k8s.io/"
 
 // register writes zz_generated.register.go: GroupVersion (the private group), SchemeBuilder and
 // AddToScheme with every kind and list.

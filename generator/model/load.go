@@ -55,6 +55,7 @@ func Load(module string, pkgs []upstream.Package) (*Model, error) {
 			return nil, fmt.Errorf("%s: group %q has no private twin: add it to upstream.Groups", up.Path, pkg.Group)
 		}
 		pkg.PrivateGroup = priv
+		_, pkg.SetsAPIVersionGetter = src.Functions["SetAPIVersionGetter"]
 		if pkg.Kinds, err = findKinds(src); err != nil {
 			return nil, fmt.Errorf("%s: %w", up.Path, err)
 		}
@@ -65,6 +66,9 @@ func Load(module string, pkgs []upstream.Package) (*Model, error) {
 		m.byPath[up.Path] = pkg
 	}
 	m.singleVersionStorage()
+	if err := m.conversions(); err != nil {
+		return nil, err
+	}
 	m.collectReachable()
 	if err := m.classify(); err != nil {
 		return nil, err
@@ -94,6 +98,57 @@ func (m *Model) singleVersionStorage() {
 			ks[0].Storage = true
 		}
 	}
+}
+
+// conversions sets each kind's Conversion from the methods of its Go type (gengo lists pointer-receiver
+// methods too), for kinds with more than one version: upstream's hub has Hub(), its spokes ConvertTo and
+// ConvertFrom (controller-runtime's conversion.Hub and conversion.Convertible). A kind whose versions
+// use the pattern must do so completely: exactly one hub, which is the storage version, and every other
+// version a spoke; anything else fails generation, since the apiserver could not convert it.
+func (m *Model) conversions() error {
+	byKind := map[string][]*Kind{}
+	var order []string
+	for _, pkg := range m.Packages {
+		for _, k := range pkg.Kinds {
+			gk := k.Name + "." + pkg.Group
+			if byKind[gk] == nil {
+				order = append(order, gk)
+			}
+			byKind[gk] = append(byKind[gk], k)
+		}
+	}
+	var problems []string
+	for _, gk := range order {
+		ks := byKind[gk]
+		if len(ks) < 2 {
+			continue
+		}
+		var hubs, spokes int
+		for _, k := range ks {
+			_, hub := k.Type.Methods["Hub"]
+			_, to := k.Type.Methods["ConvertTo"]
+			_, from := k.Type.Methods["ConvertFrom"]
+			switch {
+			case hub:
+				k.Conversion = HubConversion
+				hubs++
+				if !k.Storage {
+					problems = append(problems, fmt.Sprintf("%s: the hub %s is not the storage version", gk, k.Type.Name))
+				}
+			case to && from:
+				k.Conversion = SpokeConversion
+				spokes++
+			}
+		}
+		if hubs+spokes > 0 && (hubs != 1 || spokes != len(ks)-1) {
+			problems = append(problems, fmt.Sprintf("%s: %d versions, %d hub(s) and %d spoke(s): every version but the "+
+				"hub must implement ConvertTo and ConvertFrom", gk, len(ks), hubs, spokes))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("conversions:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
 
 // groupName returns the value of the package's +groupName marker. Like controller-gen, it reads the

@@ -33,6 +33,10 @@ type Package struct {
 	Types []*types.Type
 	// Universe package, for doc comments.
 	Source *types.Package
+	// SetsAPIVersionGetter is true when the package has a function SetAPIVersionGetter(func(schema.GroupKind)
+	// (string, error)): CAPI's v1beta1 conversions resolve the apiVersion of a reference they down-convert
+	// (apiGroup and kind) through it.
+	SetsAPIVersionGetter bool
 }
 
 // PrivatePath is the import path of the private twin of p.
@@ -64,4 +68,21 @@ type Kind struct {
 	Unserved bool
 	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
 	Paths []string
+	// Conversion says how upstream converts this version into the kind's other versions, read from the
+	// methods of its Go type (see Model.conversions).
+	Conversion Conversion
 }
+
+// Conversion is how a version of a kind converts into the kind's other versions.
+type Conversion string
+
+const (
+	// NoConversion: the kind has one version, or several whose Go types have no conversion methods; then
+	// their schemas must be equal (the emitter checks the CRD), and the CRD converts with strategy None.
+	NoConversion Conversion = ""
+	// HubConversion: the Go type has controller-runtime's conversion.Hub method Hub(). It must be the
+	// storage version.
+	HubConversion Conversion = "Hub"
+	// SpokeConversion: the Go type has conversion.Convertible's ConvertTo and ConvertFrom.
+	SpokeConversion Conversion = "Spoke"
+)

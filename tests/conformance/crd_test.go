@@ -1,13 +1,15 @@
 // Package conformance checks the generated private CRDs against the CRDs upstream publishes: for every CRD
 // in a mirrored module's config/.../crd/bases (from the Go module cache) and for Agent's published CRDs,
 // the private CRD must serve the same versions with the same served/storage/deprecation flags,
-// subresources, printer columns and openAPIV3Schema, differing only in group, names and the clash-free
-// shortNames and categories (upstream.PrivateShortNamePrefix, upstream.PrivateCategoryPrefix).
+// subresources, printer columns and openAPIV3Schema, differing only in group, names, the clash-free
+// shortNames and categories (upstream.PrivateShortNamePrefix, upstream.PrivateCategoryPrefix) and the
+// conversion webhook stanza, which upstream's bases leave to kustomize and the generator writes itself.
 package conformance
 
 import (
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +48,8 @@ func TestPrivateCRDsMatchUpstream(t *testing.T) {
 			continue
 		}
 		seen[want.Name] = true
+		checkConversion(t, got.CustomResourceDefinition)
+		got.Spec.Conversion = nil
 		if reason, ok := descriptionDrift[name]; ok {
 			// Compare everything but descriptions, which come from another k8s.io/api.
 			t.Logf("%s: descriptions not compared: %s", name, reason)
@@ -61,6 +65,29 @@ func TestPrivateCRDsMatchUpstream(t *testing.T) {
 		}
 	}
 	t.Logf("compared %d upstream CRDs with their private twins", len(seen))
+}
+
+// checkConversion checks the one part of a private CRD's spec that upstream's bases lack: kinds that convert
+// by hub and spoke have a conversion webhook at the proxy's /convert for ConversionReview v1, every other
+// CRD has none (strategy None).
+func checkConversion(t *testing.T, crd apiextensionsv1.CustomResourceDefinition) {
+	t.Helper()
+	webhook := false
+	for _, r := range translate.NewTable(routes.Routes).Routes() {
+		if r.Private.Resource+"."+r.Private.Group == crd.Name && r.Conversion != translate.NoConversion {
+			webhook = true
+		}
+	}
+	c := crd.Spec.Conversion
+	switch {
+	case !webhook && c != nil && c.Strategy != apiextensionsv1.NoneConverter:
+		t.Errorf("%s: conversion %+v, want none: its kind has no hub and spoke", crd.Name, c)
+	case webhook && (c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil ||
+		c.Webhook.ClientConfig == nil || c.Webhook.ClientConfig.Service == nil ||
+		c.Webhook.ClientConfig.Service.Path == nil || *c.Webhook.ClientConfig.Service.Path != "/convert" ||
+		!slices.Equal(c.Webhook.ConversionReviewVersions, []string{"v1"})):
+		t.Errorf("%s: conversion %+v, want a webhook at /convert for ConversionReview v1", crd.Name, c)
+	}
 }
 
 // TestContractLabels checks CAPI's contract labels on the private CRDs of provider groups: CAPI's
@@ -260,7 +287,8 @@ func readCRDs(t *testing.T, files []string) map[string]crdFile {
 }
 
 // TestRoutesMatchCRDs checks the generated route table against the private CRDs: every route names a
-// served version of a private CRD, with its kind, scope, subresources and storage flag.
+// served version of a private CRD, with its kind, scope, subresources, storage flag (the hub of a kind
+// that converts by webhook) and contract labels.
 func TestRoutesMatchCRDs(t *testing.T) {
 	crds := readCRDs(t, mustGlob(t, "../../apis/private/crds/*.yaml"))
 	for _, r := range translate.NewTable(routes.Routes).Routes() {
@@ -282,10 +310,27 @@ func TestRoutesMatchCRDs(t *testing.T) {
 		if v.Subresources != nil && v.Subresources.Scale != nil {
 			subresources = append(subresources, "scale")
 		}
-		if v.Storage != r.Storage || crd.Spec.Names.Kind != r.Kind || (crd.Spec.Scope == apiextensionsv1.NamespaceScoped) != r.Namespaced ||
+		if lbl := contractLabels(crd.Labels); !maps.Equal(lbl, r.ContractLabels) {
+			t.Errorf("route %s: contract labels %v, CRD %s has %v", r.Upstream, r.ContractLabels, crd.Name, lbl)
+		}
+		if v.Storage != r.Storage || (r.Conversion == translate.Hub) != (r.Storage && crd.Spec.Conversion != nil) || crd.Spec.Names.Kind != r.Kind || (crd.Spec.Scope == apiextensionsv1.NamespaceScoped) != r.Namespaced ||
 			!slices.Equal(subresources, r.Subresources) {
 			t.Errorf("route %s (kind %s, storage %v, namespaced %v, subresources %v) disagrees with CRD %s version %s (kind %s, storage %v, scope %s, subresources %v)",
 				r.Upstream, r.Kind, r.Storage, r.Namespaced, r.Subresources, crd.Name, v.Name, crd.Spec.Names.Kind, v.Storage, crd.Spec.Scope, subresources)
 		}
 	}
+}
+
+// contractLabels returns the labels of CAPI's contracts ("cluster.x-k8s.io/v1beta2"), or nil.
+func contractLabels(labels map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range labels {
+		if strings.HasPrefix(k, "cluster.x-k8s.io/v") {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -1,0 +1,220 @@
+package convert_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conversion"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+func newConverter(t *testing.T) *convert.Converter {
+	t.Helper()
+	c, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestAPIVersion(t *testing.T) {
+	c := newConverter(t)
+	for gk, want := range map[schema.GroupKind]string{
+		// CAPA: "cluster.x-k8s.io/v1beta1: v1beta2" (its v1beta1 is not served).
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachine"}: "infrastructure.cluster.x-k8s.io/v1beta2",
+		// kubeadm: v1beta1 for contract v1beta1, v1beta2 for v1beta2: the newest contract wins.
+		{Group: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfig"}:              "bootstrap.cluster.x-k8s.io/v1beta2",
+		{Group: "controlplane.cluster.x-k8s.io", Kind: "KubeadmControlPlane"}:     "controlplane.cluster.x-k8s.io/v1beta2",
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "VSphereMachine"}:        "infrastructure.cluster.x-k8s.io/v1beta2",
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "AzureMachine"}:          "infrastructure.cluster.x-k8s.io/v1beta1",
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "IBMPowerVSMachine"}:     "infrastructure.cluster.x-k8s.io/v1beta3",
+		{Group: "capi-provider.agent-install.openshift.io", Kind: "AgentMachine"}: "capi-provider.agent-install.openshift.io/v1beta1",
+	} {
+		got, err := c.APIVersion(gk)
+		if err != nil || got != want {
+			t.Errorf("APIVersion(%s) = %q, %v; want %q", gk, got, err, want)
+		}
+	}
+	for _, gk := range []schema.GroupKind{
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachine"}, // no route
+		{Group: "cluster.x-k8s.io", Kind: "Machine"},                      // no contract labels
+	} {
+		_, err := c.APIVersion(gk)
+		if !errors.Is(err, convert.ErrUnresolvedKind) || !strings.Contains(err.Error(), gk.String()) {
+			t.Errorf("APIVersion(%s) = %v, want an ErrUnresolvedKind naming the kind", gk, err)
+		}
+	}
+}
+
+// TestGetterInstalled proves New installs the getter upstream's conversions use: a v1beta2 Machine converts
+// to v1beta1 with the reference's apiVersion from the contract labels.
+func TestGetterInstalled(t *testing.T) {
+	newConverter(t)
+	hub := &clusterv1.Machine{Spec: clusterv1.MachineSpec{ClusterName: "c",
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachine", Name: "m"}}}
+	spoke := &clusterv1beta1.Machine{}
+	if err := spoke.ConvertFrom(hub); err != nil {
+		t.Fatal(err)
+	}
+	if got := spoke.Spec.InfrastructureRef.APIVersion; got != "infrastructure.cluster.x-k8s.io/v1beta2" {
+		t.Fatalf("infrastructureRef.apiVersion = %q", got)
+	}
+}
+
+const privateMachine = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine",
+	"metadata":{"name":"m1","namespace":"ns","uid":"u1","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u2"}]},
+	"spec":{"clusterName":"c1","bootstrap":{"configRef":{"apiGroup":"bootstrap.cluster.hypershift.openshift.io","kind":"KubeadmConfig","name":"m1"}},
+	"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"m1"},
+	"minReadySeconds":7,"readinessGates":[{"conditionType":"Custom"}]},
+	"status":{"initialization":{"infrastructureProvisioned":true},"conditions":[{"type":"Ready","status":"True","reason":"Ready","message":"","lastTransitionTime":"2026-01-02T03:04:05Z"}]}}`
+
+// TestPrivateRoundTrip converts a private hub to its spoke and back: the spoke names private groups in its
+// references and ownerReferences, keeps the hub in the conversion-data annotation with upstream group
+// names, and converting back restores the hub exactly.
+func TestPrivateRoundTrip(t *testing.T) {
+	c := newConverter(t)
+	spokeData, err := c.Private([]byte(privateMachine), "cluster.hypershift.openshift.io/v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spoke map[string]any
+	if err := json.Unmarshal(spokeData, &spoke); err != nil {
+		t.Fatal(err)
+	}
+	if spoke["apiVersion"] != "cluster.hypershift.openshift.io/v1beta1" {
+		t.Errorf("apiVersion %v", spoke["apiVersion"])
+	}
+	spec := spoke["spec"].(map[string]any)
+	if ref := spec["infrastructureRef"].(map[string]any); ref["apiVersion"] != "infrastructure.cluster.hypershift.openshift.io/v1beta2" || ref["namespace"] != "ns" {
+		t.Errorf("infrastructureRef %v", ref)
+	}
+	meta := spoke["metadata"].(map[string]any)
+	if owner := meta["ownerReferences"].([]any)[0].(map[string]any); owner["apiVersion"] != "cluster.hypershift.openshift.io/v1beta2" {
+		t.Errorf("ownerReference %v", owner)
+	}
+	data := meta["annotations"].(map[string]any)[conversion.DataAnnotation].(string)
+	if !strings.Contains(data, `"apiGroup":"infrastructure.cluster.x-k8s.io"`) || strings.Contains(data, "hypershift") {
+		t.Errorf("the conversion-data annotation must hold the upstream hub: %s", data)
+	}
+
+	hubData, err := c.Private(spokeData, "cluster.hypershift.openshift.io/v1beta2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	_ = json.Unmarshal([]byte(privateMachine), &want)
+	if err := json.Unmarshal(hubData, &got); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	gotJSON, _ := json.Marshal(got)
+	if string(wantJSON) != string(gotJSON) {
+		t.Errorf("round trip lost something:\nwant %s\ngot  %s", wantJSON, gotJSON)
+	}
+
+	same, err := c.Private(hubData, "cluster.hypershift.openshift.io/v1beta2")
+	if err != nil || string(same) != string(hubData) {
+		t.Errorf("converting to its own version changed the object: %v", err)
+	}
+}
+
+func TestUpstream(t *testing.T) {
+	c := newConverter(t)
+	hub := strings.NewReplacer("hypershift.openshift.io", "x-k8s.io").Replace(privateMachine)
+	spoke, unknown, err := c.Upstream([]byte(hub), "cluster.x-k8s.io/v1beta1")
+	if err != nil || len(unknown) > 0 {
+		t.Fatal(err, unknown)
+	}
+	var m clusterv1beta1.Machine
+	if err := json.Unmarshal(spoke, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.APIVersion != "cluster.x-k8s.io/v1beta1" || m.Spec.InfrastructureRef.APIVersion != "infrastructure.cluster.x-k8s.io/v1beta2" ||
+		m.Annotations[conversion.DataAnnotation] == "" {
+		t.Fatalf("converted Machine: %s", spoke)
+	}
+
+	withUnknown := strings.Replace(hub, `"clusterName":"c1"`, `"clusterName":"c1","bogus":1`, 1)
+	if _, unknown, err := c.Upstream([]byte(withUnknown), "cluster.x-k8s.io/v1beta1"); err != nil || len(unknown) != 1 ||
+		!strings.Contains(unknown[0].Error(), "spec.bogus") {
+		t.Errorf("unknown field: %v %v", unknown, err)
+	}
+
+	// Agent's versions share one schema: only apiVersion changes.
+	agent := `{"apiVersion":"capi-provider.agent-install.openshift.io/v1beta1","kind":"AgentMachine","metadata":{"name":"a"},"spec":{"agentLabelSelector":{"matchLabels":{"a":"b"}}}}`
+	out, _, err := c.Upstream([]byte(agent), "capi-provider.agent-install.openshift.io/v1alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(agent, "v1beta1", "v1alpha1", 1); !jsonEqual(t, out, []byte(want)) {
+		t.Errorf("AgentMachine: got %s, want %s", out, want)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c := newConverter(t)
+	for name, tc := range map[string]struct {
+		obj, apiVersion string
+		want            []string
+	}{
+		"unresolvable reference": {
+			obj:        strings.Replace(privateMachine, `"kind":"AWSMachine"`, `"kind":"DockerMachine"`, 1),
+			apiVersion: "cluster.hypershift.openshift.io/v1beta1",
+			want: []string{`converting Machine.cluster.x-k8s.io "ns/m1" from v1beta2 to v1beta1: spec.infrastructureRef: `,
+				"DockerMachine.infrastructure.cluster.x-k8s.io", "no route"},
+		},
+		"field the Go type lacks": {
+			obj:        strings.Replace(privateMachine, `"minReadySeconds":7`, `"minReadySeconds":7,"bogus":true`, 1),
+			apiVersion: "cluster.hypershift.openshift.io/v1beta1",
+			want:       []string{`"ns/m1"`, `unknown field "spec.bogus"`, "converting would drop them"},
+		},
+		"wrong type": {
+			obj:        strings.Replace(privateMachine, `"minReadySeconds":7`, `"minReadySeconds":"seven"`, 1),
+			apiVersion: "cluster.hypershift.openshift.io/v1beta1",
+			want:       []string{"decoding", "minReadySeconds"},
+		},
+		"unknown version": {
+			obj: privateMachine, apiVersion: "cluster.hypershift.openshift.io/v1alpha9",
+			want: []string{`no version "cluster.hypershift.openshift.io/v1alpha9" of kind Machine`},
+		},
+		"unknown kind": {
+			obj: `{"apiVersion":"example.com/v1","kind":"Foo"}`, apiVersion: "example.com/v2",
+			want: []string{"no route for Foo.example.com"},
+		},
+		"not an object": {obj: `[]`, apiVersion: "v1", want: []string{"decoding the object's apiVersion and kind"}},
+	} {
+		_, err := c.Private([]byte(tc.obj), tc.apiVersion)
+		var ce *convert.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: error %v is not a *convert.Error", name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", name, err, w)
+			}
+		}
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	xs, _ := json.Marshal(x)
+	ys, _ := json.Marshal(y)
+	return string(xs) == string(ys)
+}

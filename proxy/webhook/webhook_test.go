@@ -1,0 +1,139 @@
+package webhook_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+func handler(t *testing.T) http.Handler {
+	t.Helper()
+	c, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	return webhook.WithWebhook(next, webhook.New(c))
+}
+
+func machine(name, infraKind string) string {
+	return `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"` + name + `","namespace":"ns"},` +
+		`"spec":{"clusterName":"c1","bootstrap":{"dataSecretName":"s"},` +
+		`"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"` + infraKind + `","name":"m"}}}`
+}
+
+func post(t *testing.T, h http.Handler, contentType, body string) (*httptest.ResponseRecorder, *apiextensionsv1.ConversionReview) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, webhook.Path, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return rec, nil
+	}
+	review := &apiextensionsv1.ConversionReview{}
+	if err := json.Unmarshal(rec.Body.Bytes(), review); err != nil {
+		t.Fatalf("decoding the answer %s: %v", rec.Body, err)
+	}
+	return rec, review
+}
+
+func reviewOf(objects ...string) string {
+	return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"u-1",` +
+		`"desiredAPIVersion":"cluster.hypershift.openshift.io/v1beta1","objects":[` + strings.Join(objects, ",") + `]}}`
+}
+
+func TestConvertsEveryObject(t *testing.T) {
+	h := handler(t)
+	rec, review := post(t, h, "application/json", reviewOf(machine("m1", "AWSMachine"), machine("m2", "GCPMachine")))
+	if review == nil {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if review.Request != nil || review.Response == nil || review.Response.UID != "u-1" || review.Response.Result.Status != metav1.StatusSuccess {
+		t.Fatalf("answer: %s", rec.Body)
+	}
+	if review.Kind != "ConversionReview" || review.APIVersion != "apiextensions.k8s.io/v1" {
+		t.Errorf("answer's kind: %s %s", review.APIVersion, review.Kind)
+	}
+	if len(review.Response.ConvertedObjects) != 2 {
+		t.Fatalf("want 2 objects: %s", rec.Body)
+	}
+	for i, want := range []string{"infrastructure.cluster.hypershift.openshift.io/v1beta2", "infrastructure.cluster.hypershift.openshift.io/v1beta1"} {
+		var m struct {
+			APIVersion string `json:"apiVersion"`
+			Spec       struct {
+				InfrastructureRef struct {
+					APIVersion string `json:"apiVersion"`
+				} `json:"infrastructureRef"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(review.Response.ConvertedObjects[i].Raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.APIVersion != "cluster.hypershift.openshift.io/v1beta1" || m.Spec.InfrastructureRef.APIVersion != want {
+			t.Errorf("object %d: %s", i, review.Response.ConvertedObjects[i].Raw)
+		}
+	}
+}
+
+func TestFailureNamesObjectAndField(t *testing.T) {
+	rec, review := post(t, handler(t), "application/json", reviewOf(machine("m1", "AWSMachine"), machine("m2", "DockerMachine")))
+	if review == nil {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	r := review.Response
+	if r.UID != "u-1" || r.Result.Status != metav1.StatusFailure || len(r.ConvertedObjects) != 0 {
+		t.Fatalf("answer: %s", rec.Body)
+	}
+	for _, want := range []string{`"ns/m2"`, "spec.infrastructureRef", "DockerMachine.infrastructure.cluster.x-k8s.io"} {
+		if !strings.Contains(r.Result.Message, want) {
+			t.Errorf("message %q does not say %q", r.Result.Message, want)
+		}
+	}
+}
+
+func TestRefusesWhatIsNotAConversionReview(t *testing.T) {
+	h := handler(t)
+	for name, tc := range map[string]struct {
+		method, contentType, body string
+		code                      int
+	}{
+		"GET":            {method: http.MethodGet, code: http.StatusMethodNotAllowed},
+		"PUT":            {method: http.MethodPut, contentType: "application/json", body: reviewOf(), code: http.StatusMethodNotAllowed},
+		"YAML":           {method: http.MethodPost, contentType: "application/yaml", body: reviewOf(), code: http.StatusUnsupportedMediaType},
+		"no type":        {method: http.MethodPost, body: reviewOf(), code: http.StatusUnsupportedMediaType},
+		"garbage":        {method: http.MethodPost, contentType: "application/json", body: "{", code: http.StatusBadRequest},
+		"no request":     {method: http.MethodPost, contentType: "application/json", body: `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`, code: http.StatusBadRequest},
+		"other kind":     {method: http.MethodPost, contentType: "application/json", body: `{"apiVersion":"v1","kind":"Pod","request":{}}`, code: http.StatusBadRequest},
+		"v1beta1 review": {method: http.MethodPost, contentType: "application/json", body: strings.Replace(reviewOf(), "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1", 1), code: http.StatusBadRequest},
+	} {
+		req := httptest.NewRequest(tc.method, webhook.Path, strings.NewReader(tc.body))
+		if tc.contentType != "" {
+			req.Header.Set("Content-Type", tc.contentType)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var s metav1.Status
+		if rec.Code != tc.code || json.Unmarshal(rec.Body.Bytes(), &s) != nil || s.Kind != "Status" || s.Code != int32(tc.code) {
+			t.Errorf("%s: %d %s, want a Status with %d", name, rec.Code, rec.Body, tc.code)
+		}
+	}
+	// Only the exact path is the webhook.
+	for _, path := range []string{"/convert/", "/converts", "/apis/convert", "/"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(reviewOf())))
+		if rec.Code != http.StatusTeapot {
+			t.Errorf("%s went to the webhook: %d", path, rec.Code)
+		}
+	}
+}
