@@ -21,12 +21,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say "private CRDs, and the platform's own CAPI CRDs (v1.10.10) beside them"
-"${kubectl[@]}" apply -f apis/private/crds/ >/dev/null
+say "the platform's own CAPI CRDs (v1.10.10)"
 platform="$(go mod download -json sigs.k8s.io/cluster-api@v1.10.10 | sed -n 's/.*"Dir": "\(.*\)",/\1/p')"
 "${kubectl[@]}" apply -f "$platform/config/crd/bases/" >/dev/null
 "${kubectl[@]}" wait --for condition=established --timeout=60s crd --all >/dev/null
-"${kubectl[@]}" get crd -o custom-columns=NAME:.metadata.name,VERSIONS:.spec.versions[*].name | grep -E 'machines\.|clusters\.'
 
 say "the proxy (TLS on 127.0.0.1:18443, pass-through authentication)"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
@@ -38,6 +36,12 @@ proxy_pid=$!
 via_proxy=("$KUBE_BIN_DIR/kubectl" --server https://127.0.0.1:18443 --certificate-authority "$dir/proxy.crt"
 	--token "$KUBE_ADMIN_TOKEN" --cache-dir "$dir/kubectl-cache")
 for _ in $(seq 50); do "${via_proxy[@]}" get --raw /version >/dev/null 2>&1 && break; sleep 0.2; done
+
+say "the private CRDs beside them, converting versions with the proxy's webhook (install-crds)"
+bin/capi-proxy install-crds --kubeconfig "$KUBECONFIG_ADMIN" --webhook-url https://127.0.0.1:18443/convert \
+	--ca-bundle-file "$dir/proxy.crt" apis/private/crds/
+"${kubectl[@]}" get crd -o custom-columns=NAME:.metadata.name,VERSIONS:.spec.versions[*].name,CONVERSION:.spec.conversion.strategy |
+	grep -E 'NAME|machines\.|clusters\.'
 
 say "a client (kubectl) creates a Cluster and a Machine in cluster.x-k8s.io/v1beta2 through the proxy"
 "${via_proxy[@]}" create namespace demo
@@ -62,6 +66,9 @@ YAML
 
 say "what the client sees through the proxy: kubectl get machines -o yaml"
 "${via_proxy[@]}" get machines -n demo -o yaml | grep -E 'apiVersion|apiGroup|cluster-name|kind: Machine'
+
+say "the same Machine read by a v1beta1 client: converted by the proxy's webhook, references by apiVersion"
+"${via_proxy[@]}" get machines.v1beta1.cluster.x-k8s.io -n demo -o yaml 2>/dev/null | grep -E '^  kind|apiVersion|cluster-name'
 
 say "where it landed: the apiserver directly, machines.cluster.hypershift.openshift.io"
 "${kubectl[@]}" get machines.cluster.hypershift.openshift.io -n demo -o yaml | grep -E 'apiVersion|apiGroup|cluster-name'

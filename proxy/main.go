@@ -9,7 +9,8 @@
 // header unchanged, so it can never grant more than the apiserver grants the client.
 //
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
-// calls over TLS when a client asks for another version than the stored one.
+// calls over TLS when a client asks for another version than the stored one. The install-crds command
+// installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
 // It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
 // for local debugging only (a client's bearer token then crosses the wire in clear). On SIGTERM or SIGINT
@@ -99,6 +100,7 @@ func newCommand() *cobra.Command {
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	fs.AddGoFlagSet(klogFlags)
+	cmd.AddCommand(newInstallCRDsCommand())
 	return cmd
 }
 

@@ -49,3 +49,18 @@ func TestDefaults(t *testing.T) {
 		t.Error("klog's -v flag is not registered")
 	}
 }
+
+func TestParseService(t *testing.T) {
+	svc, err := parseService("hypershift/capi-proxy:8443")
+	if err != nil || svc.Namespace != "hypershift" || svc.Name != "capi-proxy" || *svc.Port != 8443 || *svc.Path != "/convert" {
+		t.Errorf("parseService = %+v, %v", svc, err)
+	}
+	if svc, err := parseService("ns/name"); err != nil || svc.Port != nil {
+		t.Errorf("parseService without a port = %+v, %v", svc, err)
+	}
+	for _, bad := range []string{"name", "/name", "ns/", "ns/name:0", "ns/name:http", "ns/name:70000"} {
+		if _, err := parseService(bad); err == nil {
+			t.Errorf("parseService(%q) accepted it", bad)
+		}
+	}
+}

@@ -174,8 +174,11 @@ func UpstreamCRDs(module, version string) ([]string, error) {
 // Proxy is a running proxy binary.
 type Proxy struct {
 	URL, CAFile string
-	cmd         *exec.Cmd
-	Log         string
+	// Bin is the proxy binary.
+	Bin string
+	cmd *exec.Cmd
+	Log string
+	env *Env
 }
 
 // StartProxy builds ./proxy and runs it on a free loopback port in front of the env's apiserver, serving
@@ -204,7 +207,7 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: certFile, Log: filepath.Join(e.Dir, "proxy.log")}
+	p := &Proxy{URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: certFile, Bin: bin, Log: filepath.Join(e.Dir, "proxy.log"), env: e}
 	logFile, err := os.Create(p.Log)
 	if err != nil {
 		return nil, err
@@ -240,6 +243,19 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 		return nil, fmt.Errorf("proxy not ready: %w\n%s", err, logs)
 	}
 	return p, nil
+}
+
+// InstallCRDs installs CRDs (files or directories) as an administrator would, with the proxy binary's
+// install-crds command: the conversion webhook of each CRD that has one points at this proxy
+// (https://127.0.0.1:<port>/convert, its self-signed certificate as CA bundle).
+func (p *Proxy) InstallCRDs(ctx context.Context, paths ...string) error {
+	args := append([]string{"install-crds", "--kubeconfig", filepath.Join(p.env.Dir, "admin.kubeconfig"),
+		"--webhook-url", p.URL + "/convert", "--ca-bundle-file", p.CAFile}, paths...)
+	out, err := exec.CommandContext(ctx, p.Bin, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("capi-proxy install-crds: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // Config is a rest.Config talking to the apiserver through the proxy with token.
