@@ -9,7 +9,8 @@
 // header unchanged, so it can never grant more than the apiserver grants the client.
 //
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
-// calls over TLS when a client asks for another version than the stored one. The install-crds command
+// calls over TLS when a client asks for another version than the stored one, and converts in process
+// where the backend does not serve a version a client asks for (package adapt). The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
 // It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
@@ -40,6 +41,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/adapt"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
@@ -155,7 +157,7 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	handler = webhook.WithWebhook(handler, webhook.New(converter))
+	handler = webhook.WithWebhook(adapt.New(handler, converter, adapt.Options{}), webhook.New(converter))
 
 	srv := &http.Server{
 		Handler:           handler,

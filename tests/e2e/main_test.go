@@ -17,7 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	privclusterv1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
 
 // platformCAPI is the release whose CRDs stand for the platform's own CAPI (another version than ours).
@@ -46,6 +49,12 @@ func init() {
 }
 
 func TestMain(m *testing.M) {
+	// Upstream's conversions, which tests run to compute what the proxy must answer, resolve references
+	// with the getter the proxy installs.
+	if _, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(run(m))
 }
 

@@ -1,0 +1,389 @@
+// Package adapt serves versions of a mapped kind that the backend does not serve, by converting in
+// process. It is an http.Handler in front of the translating proxy (package server) and works in upstream
+// terms only: when a client asks for cluster.x-k8s.io/v1beta2 machinepools and the backend's private CRD
+// serves only v1beta1 (an older generation of the private CRDs), the request goes on to the proxy as a
+// v1beta1 request, and the answer comes back converted to v1beta2, with upstream's own hub and spoke
+// conversions (package convert), so that the client sees what a backend serving v1beta2 would send.
+//
+// What the backend serves comes from the proxy's aggregated discovery, read with the credentials of the
+// requests that need it (see served); a resource version it serves, and every request the backend's
+// discovery cannot be read for, pass through untouched. Discovery documents list, beside the versions the
+// backend serves, every routed version of a resource it serves at another version, so that clients map
+// their kinds as they would on an up-to-date backend.
+//
+// In that mode, per verb:
+//
+//   - get, list, watch, delete, deletecollection: the answer's objects (items, watch events, the objects of
+//     Table rows) are converted; BOOKMARK events and lists get the client's apiVersion;
+//   - create, update (also of status): the body is converted to the backend's version first; fields the
+//     client's Go type lacks are treated as kube-apiserver treats them (fieldValidation);
+//   - patch (JSON patch, merge patch): the proxy reads the object, converts it, applies the patch to the
+//     client's version, converts it back and writes it with an update bearing the read resourceVersion,
+//     and starts over on a conflict (up to 5 times) unless the patch itself set the resourceVersion;
+//   - server-side apply is refused with 415: field ownership (metadata.managedFields) is recorded by the
+//     backend against its version's fields, and an apply in another version would corrupt it;
+//   - the scale subresource (autoscaling/v1 Scale) needs no conversion.
+//
+// managedFields are what the backend records: entries name the backend's version (cluster.x-k8s.io/v1beta1)
+// and list that version's fields, under the client's manager name; the proxy passes them through
+// unchanged. They stay correct for the backend, and a client that sends them back unchanged (as update
+// does) changes nothing; they are not translated into the client's version.
+//
+// The conversion-data annotation that upstream's conversions keep lossy fields in is stored with the
+// object in the backend's version and names upstream groups (see package convert).
+package adapt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// Options configures the Adapter.
+type Options struct {
+	// DiscoveryTTL is how long a view of what the backend serves is used before it is read again. Zero
+	// means DefaultDiscoveryTTL.
+	DiscoveryTTL time.Duration
+	// MaxRequestBodyBytes bounds a request body the Adapter reads to convert it. Zero means 3 MiB,
+	// kube-apiserver's own limit.
+	MaxRequestBodyBytes int64
+}
+
+// DefaultDiscoveryTTL is Options.DiscoveryTTL's default.
+const DefaultDiscoveryTTL = 30 * time.Second
+
+// maxPatchAttempts bounds the read-patch-update rounds of an emulated patch, as kube-apiserver bounds its
+// own retries of a patch on conflicts.
+const maxPatchAttempts = 5
+
+// Adapter is the http.Handler. It is safe for concurrent use.
+type Adapter struct {
+	next       http.Handler
+	converter  *convert.Converter
+	table      *translate.Table
+	classifier *classify.Classifier
+	served     *served
+	maxBody    int64
+}
+
+// New returns an Adapter in front of next, the translating proxy.
+func New(next http.Handler, c *convert.Converter, o Options) *Adapter {
+	if o.DiscoveryTTL <= 0 {
+		o.DiscoveryTTL = DefaultDiscoveryTTL
+	}
+	if o.MaxRequestBodyBytes <= 0 {
+		o.MaxRequestBodyBytes = 3 << 20
+	}
+	return &Adapter{
+		next:       next,
+		converter:  c,
+		table:      c.Table(),
+		classifier: classify.New(c.Table()),
+		served:     &served{next: next, ttl: o.DiscoveryTTL},
+		maxBody:    o.MaxRequestBodyBytes,
+	}
+}
+
+// ServeHTTP serves a request: discovery and requests for a version the backend does not serve are the
+// Adapter's, everything else goes on to next as it is.
+func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := a.classifier.Classify(r)
+	switch req.Class {
+	case classify.Discovery:
+		a.discovery(w, r, req)
+		return
+	case classify.Mapped:
+		if backend := a.backendRoute(r, req.Route); backend != nil {
+			klog.V(4).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
+			a.convertInProcess(w, r, req, backend)
+			return
+		}
+		// Served, as far as discovery told: should the backend answer that it serves no such resource (its
+		// CRD changed since), read discovery again.
+		w = &notFoundSniffer{ResponseWriter: w, served: a.served}
+	}
+	a.next.ServeHTTP(w, r)
+}
+
+// backendRoute returns the route of the version to ask the backend for instead of route's, or nil when
+// the backend serves route's version (or what it serves is unknown, or it serves no version of the
+// resource).
+func (a *Adapter) backendRoute(r *http.Request, route *translate.Route) *translate.Route {
+	versions, known := a.served.versions(r, route.Upstream.GroupResource())
+	if !known || len(versions) == 0 {
+		return nil
+	}
+	if _, ok := versions[route.Upstream.Version]; ok {
+		return nil
+	}
+	return a.choose(route, versions)
+}
+
+// choose returns, of the routes of route's kind at the versions the backend serves, the hub, or else the
+// newest; nil if there is none.
+func (a *Adapter) choose(route *translate.Route, versions map[string]apidiscoveryv2.APIResourceDiscovery) *translate.Route {
+	var candidates []*translate.Route
+	for _, v := range a.table.Versions(route.UpstreamGVK().GroupKind()) {
+		if _, ok := versions[v.Upstream.Version]; ok && v.Upstream.Resource == route.Upstream.Resource {
+			if v.Conversion == translate.Hub {
+				return v
+			}
+			candidates = append(candidates, v)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		return version.CompareKubeAwareVersionStrings(candidates[i].Upstream.Version, candidates[j].Upstream.Version) > 0
+	})
+	return candidates[0]
+}
+
+// convertInProcess serves a request for route's version from backend's.
+func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req classify.Request, backend *translate.Route) {
+	client := req.Route
+	out := r.Clone(r.Context())
+	prefix := "/apis/" + client.Upstream.Group + "/" + client.Upstream.Version + "/"
+	rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+	if !ok {
+		a.next.ServeHTTP(w, r) // classify accepted it, so this cannot happen; let the proxy answer
+		return
+	}
+	out.URL.Path, out.URL.RawPath = "/apis/"+backend.Upstream.Group+"/"+backend.Upstream.Version+"/"+rest, ""
+	x := &exchange{a: a, client: client, backend: backend, req: req}
+
+	if req.Subresource == "scale" {
+		// autoscaling/v1 Scale is the same in every version.
+		a.next.ServeHTTP(w, out)
+		return
+	}
+	switch req.Verb {
+	case "create", "update":
+		x.createOrUpdate(w, out)
+	case "patch":
+		x.patch(w, out)
+	default:
+		x.respond(w, out)
+	}
+}
+
+// exchange is one request served in process.
+type exchange struct {
+	a               *Adapter
+	client, backend *translate.Route
+	req             classify.Request
+}
+
+// conversionError is the Status of a failed conversion of a client's object: 422 Invalid, naming the
+// object, versions and field (convert.Error).
+func (x *exchange) conversionError(err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+		Message: err.Error(),
+		Details: &metav1.StatusDetails{Group: x.client.Upstream.Group, Kind: x.client.Kind, Name: x.req.Name},
+	}}
+}
+
+// respond forwards r (already in the backend's version) and writes the answer in the client's version.
+func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
+	resp := serveStreamed(x.a.next, r)
+	defer resp.body.Close()
+	if resp.code == http.StatusNotFound && isResourceNotFound(resp) {
+		// The backend stopped serving the version discovery said it served: read discovery again.
+		x.a.served.invalidate()
+	}
+	if resp.code >= http.StatusMultipleChoices || !negotiate.IsJSON(resp.header.Get("Content-Type")) {
+		copyHeader(w, resp.header)
+		if cl := resp.header.Get("Content-Length"); cl != "" {
+			w.Header().Set("Content-Length", cl)
+		}
+		w.WriteHeader(resp.code)
+		_, _ = io.Copy(w, resp.body)
+		return
+	}
+	objects := x.objects()
+	_, params := negotiate.MediaType(resp.header.Get("Content-Type"))
+	switch {
+	case x.req.Watch:
+		copyHeader(w, resp.header)
+		w.WriteHeader(resp.code)
+		rc := http.NewResponseController(w)
+		flush := func() error { return rc.Flush() }
+		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
+			klog.V(2).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
+		}
+	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && params["as"] != "Table":
+		var buf bytes.Buffer
+		if err := stream.List(&buf, resp.body, objects); err != nil {
+			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))
+			return
+		}
+		writeBody(w, resp.header, resp.code, buf.Bytes())
+	default:
+		data, err := io.ReadAll(resp.body)
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			if data, err = objects.Object(data); err != nil {
+				status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's answer to %s: %w", x.client.Upstream.GroupVersion(), err)))
+				return
+			}
+		}
+		writeBody(w, resp.header, resp.code, data)
+	}
+}
+
+// isResourceNotFound reports whether a 404 is kube-apiserver's for an unknown resource (no details
+// naming an object), rather than for a missing object. It peeks at the body without consuming it.
+func isResourceNotFound(resp *streamed) bool {
+	data, err := io.ReadAll(io.LimitReader(resp.body, 4<<10))
+	resp.body = readCloser{Reader: io.MultiReader(bytes.NewReader(data), resp.body), closer: resp.body}
+	if err != nil {
+		return false
+	}
+	var s metav1.Status
+	return json.Unmarshal(data, &s) == nil && (s.Details == nil || s.Details.Name == "")
+}
+
+type readCloser struct {
+	io.Reader
+	closer io.Closer
+}
+
+func (r readCloser) Close() error { return r.closer.Close() }
+
+// objects converts what an answer carries from the backend's version to the client's: objects of the kind
+// (converted), Tables (the objects of their rows), anything else (Status, PartialObjectMetadata) as it
+// is.
+func (x *exchange) objects() stream.Objects {
+	from, to := x.backend.Upstream.GroupVersion().String(), x.client.Upstream.GroupVersion().String()
+	var object func([]byte) ([]byte, error)
+	object = func(obj []byte) ([]byte, error) {
+		var tm metav1.TypeMeta
+		if err := json.Unmarshal(obj, &tm); err != nil {
+			return nil, fmt.Errorf("decoding object: %w", err)
+		}
+		switch {
+		case tm.APIVersion == from && tm.Kind == x.client.Kind:
+			out, unknown, err := x.a.converter.Upstream(obj, to)
+			if err == nil && len(unknown) > 0 {
+				err = fmt.Errorf("the backend's object has fields the proxy's Go types lack, converting would drop them: %v", unknown)
+			}
+			return out, err
+		case tm.Kind == "Table" && strings.HasPrefix(tm.APIVersion, "meta.k8s.io/"):
+			return tableRows(obj, object)
+		}
+		return obj, nil
+	}
+	return stream.Objects{
+		APIVersion: func(v string) string {
+			if v == from {
+				return to
+			}
+			return v
+		},
+		Object: object,
+		Status: func(s []byte) ([]byte, error) { return s, nil },
+	}
+}
+
+// tableRows converts the objects of a Table's rows with fn.
+func tableRows(table []byte, fn func([]byte) ([]byte, error)) ([]byte, error) {
+	v, err := jsonx.Decode(table)
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := v.(map[string]any)["rows"].([]any)
+	for _, row := range rows {
+		r, ok := row.(map[string]any)
+		if !ok || r["object"] == nil {
+			continue
+		}
+		obj, err := jsonx.Encode(r["object"])
+		if err != nil {
+			return nil, err
+		}
+		if obj, err = fn(obj); err != nil {
+			return nil, err
+		}
+		if r["object"], err = jsonx.Decode(obj); err != nil {
+			return nil, err
+		}
+	}
+	return jsonx.Encode(v)
+}
+
+// readBody reads a request body of at most limit bytes; the error is an API status.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	_ = r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	return data, nil
+}
+
+// setBody replaces a request's body with JSON data.
+func setBody(r *http.Request, data []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	r.ContentLength = int64(len(data))
+	r.Header.Set("Content-Length", fmt.Sprint(len(data)))
+	r.Header.Set("Content-Type", body.JSON)
+	r.Header.Del("Content-Encoding")
+}
+
+// notFoundSniffer passes a response through, and invalidates the view of what the backend serves when
+// the response is kube-apiserver's 404 for an unknown resource.
+type notFoundSniffer struct {
+	http.ResponseWriter
+	served   *served
+	notFound bool
+	checked  bool
+}
+
+func (s *notFoundSniffer) WriteHeader(code int) {
+	s.notFound = code == http.StatusNotFound
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *notFoundSniffer) Write(p []byte) (int, error) {
+	if s.notFound && !s.checked {
+		s.checked = true
+		var st metav1.Status
+		if json.Unmarshal(bytes.TrimSpace(p), &st) == nil && st.Kind == "Status" && (st.Details == nil || st.Details.Name == "") {
+			s.served.invalidate()
+		}
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer's Flush.
+func (s *notFoundSniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,297 @@
+package adapt
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+// backendDoc is the proxy's aggregated discovery on an older backend: machinepools only at v1beta1,
+// machines at both versions.
+func backendDoc() *apidiscoveryv2.APIGroupDiscoveryList {
+	gvk := func(v, k string) *metav1.GroupVersionKind {
+		return &metav1.GroupVersionKind{Group: "cluster.x-k8s.io", Version: v, Kind: k}
+	}
+	resource := func(v, plural, kind string) apidiscoveryv2.APIResourceDiscovery {
+		return apidiscoveryv2.APIResourceDiscovery{Resource: plural, ResponseKind: gvk(v, kind), Scope: apidiscoveryv2.ScopeNamespace,
+			SingularResource: strings.ToLower(kind), Verbs: []string{"get", "list"}, ShortNames: []string{"mp"}, Categories: []string{"cluster-api"},
+			Subresources: []apidiscoveryv2.APISubresourceDiscovery{
+				{Subresource: "status", ResponseKind: gvk(v, kind), Verbs: []string{"get"}},
+				{Subresource: "scale", ResponseKind: &metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, Verbs: []string{"get"}},
+			}}
+	}
+	return &apidiscoveryv2.APIGroupDiscoveryList{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apidiscovery.k8s.io/v2", Kind: "APIGroupDiscoveryList"},
+		Items: []apidiscoveryv2.APIGroupDiscovery{
+			{ObjectMeta: metav1.ObjectMeta{Name: "apps"}, Versions: []apidiscoveryv2.APIVersionDiscovery{{Version: "v1"}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "cluster.x-k8s.io"}, Versions: []apidiscoveryv2.APIVersionDiscovery{
+				{Version: "v1beta2", Resources: []apidiscoveryv2.APIResourceDiscovery{resource("v1beta2", "machines", "Machine")}},
+				{Version: "v1beta1", Resources: []apidiscoveryv2.APIResourceDiscovery{
+					resource("v1beta1", "machinepools", "MachinePool"), resource("v1beta1", "machines", "Machine")}},
+			}},
+		},
+	}
+}
+
+const storedMachinePool = `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"MachinePool","metadata":{"name":"mp1","namespace":"ns","resourceVersion":"7",
+"annotations":{"cluster.x-k8s.io/conversion-data":"{\"spec\":{\"clusterName\":\"c1\",\"template\":{\"spec\":{\"clusterName\":\"c1\",\"bootstrap\":{\"dataSecretName\":\"s\"},\"infrastructureRef\":{\"apiGroup\":\"infrastructure.cluster.x-k8s.io\",\"kind\":\"AWSMachinePool\",\"name\":\"mp1\"},\"minReadySeconds\":0}}}}"}},
+"spec":{"clusterName":"c1","replicas":2,"template":{"spec":{"clusterName":"c1","bootstrap":{"dataSecretName":"s"},
+"infrastructureRef":{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta2","kind":"AWSMachinePool","name":"mp1","namespace":"ns"}}}}}`
+
+// fakeProxy stands for the translating proxy behind the Adapter, in upstream terms: it serves backendDoc
+// at /apis and storedMachinePool at v1beta1, and records the paths it was asked for.
+type fakeProxy struct {
+	discoveries atomic.Int32
+	paths       []string
+}
+
+func (f *fakeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.paths = append(f.paths, r.Method+" "+r.URL.Path)
+	switch r.URL.Path {
+	case "/apis":
+		f.discoveries.Add(1)
+		w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+		_ = json.NewEncoder(w).Encode(backendDoc())
+	case "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools/mp1":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(storedMachinePool))
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"details":{}}`))
+	}
+}
+
+func newAdapter(t *testing.T, next http.Handler) *Adapter {
+	t.Helper()
+	c, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(next, c, Options{DiscoveryTTL: time.Hour})
+}
+
+func TestGetConvertsInProcess(t *testing.T) {
+	f := &fakeProxy{}
+	a := newAdapter(t, f)
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machinepools/mp1", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	var got struct {
+		APIVersion string `json:"apiVersion"`
+		Metadata   struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Spec struct {
+			Template struct {
+				Spec struct {
+					InfrastructureRef map[string]string `json:"infrastructureRef"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	ref := got.Spec.Template.Spec.InfrastructureRef
+	if got.APIVersion != "cluster.x-k8s.io/v1beta2" || ref["apiGroup"] != "infrastructure.cluster.x-k8s.io" || ref["apiVersion"] != "" {
+		t.Errorf("converted: %s", rec.Body)
+	}
+	if len(got.Metadata.Annotations) != 0 {
+		t.Errorf("the conversion data was not used up: %s", rec.Body)
+	}
+	if want := "GET /apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools/mp1"; f.paths[len(f.paths)-1] != want {
+		t.Errorf("asked the proxy for %v, want %s last", f.paths, want)
+	}
+
+	// Served versions pass through untouched, and discovery was read once.
+	rec = httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools/mp1", nil))
+	if rec.Body.String() != storedMachinePool {
+		t.Errorf("a served version was changed: %s", rec.Body)
+	}
+	if n := f.discoveries.Load(); n != 1 {
+		t.Errorf("discovery read %d times", n)
+	}
+}
+
+func TestServerSideApplyRefused(t *testing.T) {
+	a := newAdapter(t, &fakeProxy{})
+	req := httptest.NewRequest(http.MethodPatch, "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machinepools/mp1?fieldManager=x",
+		strings.NewReader(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachinePool"}`))
+	req.Header.Set("Content-Type", "application/apply-patch+yaml")
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	var s metav1.Status
+	if err := json.Unmarshal(rec.Body.Bytes(), &s); err != nil || rec.Code != http.StatusUnsupportedMediaType ||
+		!strings.Contains(s.Message, "server-side apply") || !strings.Contains(s.Message, "managedFields") {
+		t.Errorf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestDiscoveryListsConvertedVersions(t *testing.T) {
+	a := newAdapter(t, &fakeProxy{})
+	l := backendDoc()
+	if !a.augmentAggregated(l, a.extras(index(l))) {
+		t.Fatal("nothing added")
+	}
+	v1beta2 := l.Items[1].Versions[0]
+	if v1beta2.Version != "v1beta2" || len(v1beta2.Resources) != 2 || v1beta2.Resources[0].Resource != "machinepools" {
+		t.Fatalf("v1beta2: %+v", v1beta2)
+	}
+	mp := v1beta2.Resources[0]
+	if mp.ResponseKind.Version != "v1beta2" || mp.Subresources[0].ResponseKind.Version != "v1beta2" ||
+		*mp.Subresources[1].ResponseKind != (metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}) {
+		t.Errorf("machinepools at v1beta2: %+v", mp)
+	}
+	if len(l.Items[1].Versions[1].Resources) != 2 {
+		t.Errorf("v1beta1 changed: %+v", l.Items[1].Versions[1])
+	}
+
+	g := &metav1.APIGroup{Name: "cluster.x-k8s.io", Versions: []metav1.GroupVersionForDiscovery{{GroupVersion: "cluster.x-k8s.io/v1beta1", Version: "v1beta1"}},
+		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "cluster.x-k8s.io/v1beta1", Version: "v1beta1"}}
+	extras := a.extras(map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery{
+		{Group: "cluster.x-k8s.io", Resource: "machinepools"}: {"v1beta1": l.Items[1].Versions[1].Resources[0]}})
+	if !addLegacyVersions(g, extras["cluster.x-k8s.io"]) || len(g.Versions) != 2 || g.PreferredVersion.Version != "v1beta2" {
+		t.Errorf("legacy group: %+v", g)
+	}
+	rl := &metav1.APIResourceList{GroupVersion: "cluster.x-k8s.io/v1beta2"}
+	addLegacyResources(rl, "cluster.x-k8s.io", extras["cluster.x-k8s.io"]["v1beta2"])
+	var got []string
+	for _, r := range rl.APIResources {
+		got = append(got, r.Name+":"+r.Kind+":"+r.Group)
+	}
+	if strings.Join(got, ",") != "machinepools:MachinePool:,machinepools/status:MachinePool:,machinepools/scale:Scale:autoscaling" {
+		t.Errorf("legacy resources: %v", got)
+	}
+}
+
+func TestPatcher(t *testing.T) {
+	doc := []byte(`{"spec":{"replicas":1}}`)
+	for _, tc := range []struct {
+		mediaType, patch string
+		want             string
+		code             int32
+	}{
+		{"application/merge-patch+json", `{"spec":{"replicas":2}}`, `{"spec":{"replicas":2}}`, 0},
+		{"application/json-patch+json", `[{"op":"replace","path":"/spec/replicas","value":3}]`, `{"spec":{"replicas":3}}`, 0},
+		{"application/json-patch+json", `[{"op":"test","path":"/spec/replicas","value":9}]`, "", 422},
+		{"application/json-patch+json", `{`, "", 400},
+		{"application/merge-patch+json", `[`, "", 400},
+	} {
+		apply, err := patcher(tc.mediaType, []byte(tc.patch))
+		var out []byte
+		if err == nil {
+			out, err = apply(doc)
+		}
+		if tc.code != 0 {
+			var s apierrors.APIStatus
+			if !errors.As(err, &s) || s.Status().Code != tc.code {
+				t.Errorf("%s %s: %v, want %d", tc.mediaType, tc.patch, err, tc.code)
+			}
+			continue
+		}
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%s %s: %s %v", tc.mediaType, tc.patch, out, err)
+		}
+	}
+}
+
+func TestStatusOnto(t *testing.T) {
+	current := []byte(`{"metadata":{"name":"a","resourceVersion":"5"},"spec":{"x":1},"status":{"old":true}}`)
+	obj := []byte(`{"metadata":{"name":"a","resourceVersion":"4"},"spec":{"x":2},"status":{"new":true}}`)
+	out, err := statusOnto(current, obj)
+	if err != nil || string(out) != `{"metadata":{"name":"a","resourceVersion":"4"},"spec":{"x":1},"status":{"new":true}}` {
+		t.Errorf("statusOnto: %s %v", out, err)
+	}
+	out, err = withMember(obj, current, "status")
+	if err != nil || string(out) != `{"metadata":{"name":"a","resourceVersion":"4"},"spec":{"x":2},"status":{"old":true}}` {
+		t.Errorf("withMember: %s %v", out, err)
+	}
+	out, err = withMember(obj, nil, "status")
+	if err != nil || strings.Contains(string(out), "status") {
+		t.Errorf("withMember without: %s %v", out, err)
+	}
+}
+
+func TestTableRows(t *testing.T) {
+	table := []byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","rows":[{"cells":["a"],"object":{"kind":"X"}},{"cells":["b"]}]}`)
+	out, err := tableRows(table, func(obj []byte) ([]byte, error) { return []byte(`{"kind":"Y"}`), nil })
+	if err != nil || !strings.Contains(string(out), `"object":{"kind":"Y"}`) || strings.Count(string(out), "object") != 1 {
+		t.Errorf("%s %v", out, err)
+	}
+}
+
+func TestNotFoundInvalidates(t *testing.T) {
+	s := &served{ttl: time.Hour}
+	s.observe(backendDoc())
+	write := func(body string) {
+		w := &notFoundSniffer{ResponseWriter: httptest.NewRecorder(), served: s}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(body))
+	}
+	s.attempted = time.Now().Add(-time.Minute)
+	write(`{"kind":"Status","apiVersion":"v1","code":404,"details":{"name":"mp1","kind":"machinepools"}}`)
+	if s.attempted.IsZero() {
+		t.Error("a missing object invalidated the view")
+	}
+	write(`{"kind":"Status","apiVersion":"v1","code":404,"details":{}}`)
+	if !s.attempted.IsZero() {
+		t.Error("a missing resource did not invalidate the view")
+	}
+}
+
+func TestServedRemembersFailures(t *testing.T) {
+	var calls atomic.Int32
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	s := &served{next: next, ttl: time.Hour}
+	req := httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2/machines", nil)
+	for i := 0; i < 3; i++ {
+		if _, known := s.versions(req, schema.GroupResource{Group: "cluster.x-k8s.io", Resource: "machines"}); known {
+			t.Fatal("known without discovery")
+		}
+	}
+	if calls.Load() != 1 {
+		t.Errorf("discovery read %d times within the TTL", calls.Load())
+	}
+}
+
+func TestServeStreamed(t *testing.T) {
+	aborted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("part"))
+		panic(http.ErrAbortHandler)
+	})
+	resp := serveStreamed(aborted, httptest.NewRequest(http.MethodGet, "/", nil))
+	buf := make([]byte, 100)
+	n, _ := resp.body.Read(buf)
+	if string(buf[:n]) != "part" {
+		t.Errorf("read %q", buf[:n])
+	}
+	if _, err := resp.body.Read(buf); err == nil || err.Error() != "the response was broken off" {
+		t.Errorf("after the abort: %v", err)
+	}
+	silent := serveStreamed(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), httptest.NewRequest(http.MethodGet, "/", nil))
+	if silent.code != http.StatusOK {
+		t.Errorf("a silent handler answered %d", silent.code)
+	}
+}
