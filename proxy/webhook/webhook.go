@@ -23,11 +23,14 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
@@ -108,23 +111,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// Review converts the objects of a ConversionRequest to its desiredAPIVersion. One object that cannot be
-// converted fails the whole review (the apiserver cannot use a partial answer): the response then carries
-// no objects and a Failure result whose message names that object.
+// Review converts the objects of a ConversionRequest to its desiredAPIVersion. A large request (the
+// apiserver sends a whole list in one) is converted on GOMAXPROCS goroutines. One object that cannot be
+// converted fails the whole review (the apiserver cannot use a partial answer): the response then
+// carries no objects and a Failure result whose message names the first such object.
 func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionResponse {
 	resp := &apiextensionsv1.ConversionResponse{UID: req.UID}
-	objects := make([]runtime.RawExtension, len(req.Objects))
-	for i, obj := range req.Objects {
-		out, err := h.converter.Private(obj.Raw, req.DesiredAPIVersion)
+	objects := make([]kruntime.RawExtension, len(req.Objects))
+	errs := make([]error, len(req.Objects))
+	convertFrom := func(next func() int) {
+		for i := next(); i < len(req.Objects); i = next() {
+			out, err := h.converter.Private(req.Objects[i].Raw, req.DesiredAPIVersion)
+			objects[i], errs[i] = kruntime.RawExtension{Raw: out}, err
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(req.Objects)/parallelAbove+1)
+	var n atomic.Int64
+	next := func() int { return int(n.Add(1) - 1) }
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(func() { convertFrom(next) })
+	}
+	convertFrom(next)
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			klog.V(2).InfoS("Conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "err", err)
 			resp.Result = metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 				Reason: metav1.StatusReasonInvalid, Message: err.Error()}
 			return resp
 		}
-		objects[i] = runtime.RawExtension{Raw: out}
 	}
 	resp.ConvertedObjects = objects
 	resp.Result = metav1.Status{Status: metav1.StatusSuccess}
 	return resp
 }
+
+// parallelAbove is how many objects each goroutine of a review gets at least.
+const parallelAbove = 64

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -135,5 +136,30 @@ func TestRefusesWhatIsNotAConversionReview(t *testing.T) {
 		if rec.Code != http.StatusTeapot {
 			t.Errorf("%s went to the webhook: %d", path, rec.Code)
 		}
+	}
+}
+
+// TestLargeReviewKeepsOrder converts a review big enough to run on several goroutines: every object comes
+// back in its place, and a failure names the first failing object.
+func TestLargeReviewKeepsOrder(t *testing.T) {
+	h := handler(t)
+	var objects []string
+	for i := 0; i < 300; i++ {
+		objects = append(objects, machine(fmt.Sprintf("m%03d", i), "AWSMachine"))
+	}
+	rec, review := post(t, h, "application/json", reviewOf(objects...))
+	if review == nil || len(review.Response.ConvertedObjects) != 300 {
+		t.Fatalf("status %d: %.300s", rec.Code, rec.Body)
+	}
+	for i, obj := range review.Response.ConvertedObjects {
+		if want := fmt.Sprintf(`"name":"m%03d"`, i); !strings.Contains(string(obj.Raw), want) {
+			t.Fatalf("object %d is %.200s", i, obj.Raw)
+		}
+	}
+	objects[250] = machine("bad1", "DockerMachine")
+	objects[260] = machine("bad2", "DockerMachine")
+	_, review = post(t, h, "application/json", reviewOf(objects...))
+	if review == nil || !strings.Contains(review.Response.Result.Message, `"ns/bad1"`) {
+		t.Fatalf("failure: %+v", review)
 	}
 }
