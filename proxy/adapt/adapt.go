@@ -171,7 +171,7 @@ func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req c
 		a.next.ServeHTTP(w, r) // classify accepted it, so this cannot happen; let the proxy answer
 		return
 	}
-	out.URL.Path, out.URL.RawPath = "/apis/"+backend.Upstream.Group+"/"+backend.Upstream.Version+"/"+rest, ""
+	retarget(out, "/apis/"+backend.Upstream.Group+"/"+backend.Upstream.Version+"/"+rest, out.URL.RawQuery)
 	x := &exchange{a: a, client: client, backend: backend, req: req}
 
 	if req.Subresource == "scale" {
@@ -387,3 +387,10 @@ func (s *notFoundSniffer) Write(p []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer's Flush.
 func (s *notFoundSniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// retarget points a clone of a served request at another path and query, keeping RequestURI (which
+// handlers behind the Adapter may log) in step with URL.
+func retarget(r *http.Request, path, rawQuery string) {
+	r.URL.Path, r.URL.RawPath, r.URL.RawQuery = path, "", rawQuery
+	r.RequestURI = r.URL.RequestURI()
+}

@@ -78,7 +78,7 @@ func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
 		update.Method = http.MethodPut
 		q := update.URL.Query()
 		q.Del("force")
-		update.URL.RawQuery = q.Encode()
+		retarget(update, update.URL.Path, q.Encode())
 		result, warnings, err := x.store(update, patched, cur)
 		if err != nil {
 			status.Write(w, err)
@@ -100,7 +100,7 @@ func (x *exchange) groupResource() schema.GroupResource {
 func (x *exchange) readRequest(out *http.Request) *http.Request {
 	get := out.Clone(out.Context())
 	get.Method = http.MethodGet
-	get.URL.RawQuery = ""
+	retarget(get, get.URL.Path, "")
 	get.Body, get.GetBody, get.ContentLength = http.NoBody, nil, 0
 	for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding"} {
 		get.Header.Del(h)

@@ -144,7 +144,7 @@ func index(l *apidiscoveryv2.APIGroupDiscoveryList) map[schema.GroupResource]map
 // client's headers (credentials, impersonation, user agent) but no body.
 func discoveryRequest(r *http.Request) *http.Request {
 	r.Method = http.MethodGet
-	r.URL.Path, r.URL.RawPath, r.URL.RawQuery = "/apis", "", ""
+	retarget(r, "/apis", "")
 	r.Body, r.GetBody, r.ContentLength = http.NoBody, nil, 0
 	for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding", "If-None-Match"} {
 		r.Header.Del(h)

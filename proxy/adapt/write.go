@@ -160,10 +160,9 @@ func (x *exchange) storeConversionData(req *http.Request, converted []byte, writ
 	}
 	p := req.Clone(req.Context())
 	p.Method = http.MethodPatch
-	p.URL.Path = strings.TrimSuffix(p.URL.Path, "/status")
 	q := p.URL.Query()
 	q.Del("fieldValidation")
-	p.URL.RawQuery = q.Encode()
+	retarget(p, strings.TrimSuffix(p.URL.Path, "/status"), q.Encode())
 	setBody(p, patch)
 	p.Header.Set("Content-Type", body.MergePatch)
 	rec, err := record(x.a.next, p)
