@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,9 +41,14 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 }
 
 // withUnrouted answers a request of a mapped group that no route serves with 404, as kube-apiserver
-// answers an unknown resource.
+// answers an unknown resource, and a request whose target is not a path ("GET a:b HTTP/1.1", which the
+// HTTP server lets through) with 400.
 func withUnrouted(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Opaque != "" || !strings.HasPrefix(r.URL.Path, "/") {
+			status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("the request target %q is not a path", r.RequestURI)))
+			return
+		}
 		if req := exchangeFrom(r.Context()).req; req.Class == classify.Unrouted {
 			gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
 			status.Write(w, apierrors.NewGenericServerResponse(http.StatusNotFound, r.Method, gr, req.Name, "", 0, false))
