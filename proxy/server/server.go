@@ -24,10 +24,11 @@
 // re-lists if the backend lost the resourceVersion); a create, update, patch or delete whose declared
 // Content-Length exceeds Options.MaxRequestBodyBytes is answered with 413 before it is read.
 //
-// Errors the proxy makes are JSON metav1.Status: 400 for a malformed request body, 413 for one over
+// Errors the proxy makes are JSON metav1.Status: 400 for a malformed request body or a request target
+// that is not a path, 403 for impersonation in sidecar mode, 413 for a body over
 // Options.MaxRequestBodyBytes, 415 for a body of a mapped resource it cannot translate, 404 for a resource
-// of a mapped group that no route serves, 503 when the backend is unreachable, 500 when the backend's
-// response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
+// of a mapped group that no route serves, 503 when the backend is unreachable, 504 when it sends no
+// response headers in time, 500 when the backend's response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
 // off (the client sees a truncated body); a watch ends with an ERROR event.
 //
 // Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
