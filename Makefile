@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build generate verify test test-unit test-e2e bench demo kube clean
+.PHONY: all build generate verify test test-unit test-e2e bench fuzz demo kube clean
 
 all: build
 
@@ -43,6 +43,11 @@ test-e2e:
 ## bench: translation benchmarks (typed conversion vs bare JSON decode+encode)
 bench:
 	go test -run '^$$' -bench . -benchmem ./tests/bench/...
+
+## fuzz: every fuzz target for FUZZTIME each (not part of make test; go test replays the seed corpora in testdata/fuzz)
+FUZZTIME ?= 20s
+fuzz:
+	hack/fuzz.sh $(FUZZTIME)
 
 ## demo: real apiserver, private CRDs, the proxy, and a client creating CAPI objects through it
 demo: build

@@ -10,13 +10,16 @@
 //     replaces; see emit.ConversionStanzas);
 //   - zz_generated/convert/<dir>/zz_generated.convert.go: <Type>ToPrivate and <Type>ToUpstream for every
 //     type that can carry a group;
-//   - zz_generated/routes/zz_generated.routes.go: the route table the proxy reads.
+//   - zz_generated/routes/zz_generated.routes.go: the route table the proxy reads;
+//   - apis/private/rbac/<name>.yaml: for every upstream ClusterRole in apis/upstream.Roles, a ClusterRole
+//     granting on the private groups what it grants on the upstream ones, with its aggregation labels.
 //
 // A field the generator cannot classify (a type that encodes itself, an interface, ...) fails the run with
 // the field path that reaches it; see package generator/model.
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -75,6 +78,9 @@ func run(root, controllerGen string) error {
 	if err := e.Routes(); err != nil {
 		return err
 	}
+	if err := e.Roles(upstream.Roles, goModule(root)); err != nil {
+		return err
+	}
 	// controller-gen: deepcopy for the private types, then the CRDs, then their conversion stanzas.
 	cmd := exec.Command(controllerGen,
 		"object:headerFile="+filepath.Join("templates", "boilerplate.go.txt"),
@@ -85,6 +91,35 @@ func run(root, controllerGen string) error {
 		return fmt.Errorf("controller-gen: %w", err)
 	}
 	return e.ConversionStanzas(crdDir)
+}
+
+// goModule returns a func resolving a module path to the version and directory (in the module cache)
+// the build of root uses, with `go list -m`.
+func goModule(root string) func(path string) (emit.Module, error) {
+	return func(path string) (emit.Module, error) {
+		cmd := exec.Command("go", "list", "-m", "-json", path)
+		cmd.Dir, cmd.Stderr = root, os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return emit.Module{}, fmt.Errorf("go list -m %s: %w", path, err)
+		}
+		var m emit.Module
+		if err := json.Unmarshal(out, &m); err != nil {
+			return emit.Module{}, fmt.Errorf("go list -m %s: %w", path, err)
+		}
+		if m.Dir == "" {
+			// Not downloaded yet.
+			dl := exec.Command("go", "mod", "download", "-json", path)
+			dl.Dir, dl.Stderr = root, os.Stderr
+			if out, err = dl.Output(); err != nil {
+				return emit.Module{}, fmt.Errorf("go mod download %s: %w", path, err)
+			}
+			if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+				return emit.Module{}, fmt.Errorf("go mod download %s: no directory (%v)", path, err)
+			}
+		}
+		return m, nil
+	}
 }
 
 // sourceModules returns the upstream modules the code is generated from, as root/go.mod pins them,

@@ -2,10 +2,14 @@
 # Run a throwaway real Kubernetes control plane (etcd, kube-apiserver,
 # kube-controller-manager) on free 127.0.0.1 ports, for tests.
 #
-#   hack/kube-env.sh up DIR     # start; prints DIR/env (sourceable) as the last stdout line
-#   hack/kube-env.sh down DIR   # stop (idempotent); DIR and its logs are kept
+#   hack/kube-env.sh up DIR                 # start; prints DIR/env (sourceable) as the last stdout line
+#   hack/kube-env.sh down DIR               # stop (idempotent); DIR and its logs are kept
+#   hack/kube-env.sh stop-apiserver DIR     # stop kube-apiserver only (etcd and the rest keep running)
+#   hack/kube-env.sh start-apiserver DIR    # start it again: same port, flags and etcd; waits for /readyz
+#   hack/kube-env.sh restart-apiserver DIR  # both
 #
-# DIR gets: *.log, *.pid, certs/keys, tokens.csv, admin.kubeconfig, alice.kubeconfig, env.
+# DIR gets: *.log, *.pid, certs/keys, tokens.csv, admin.kubeconfig, alice.kubeconfig, env, and
+# kube-apiserver.args (its flags, NUL-separated, for start-apiserver).
 # Binaries: $KUBE_BIN_DIR if it already holds them, else hack/build-kube.sh builds/caches them.
 # Users: "admin" (group system:masters) and "alice" (no groups beyond system:authenticated),
 # both bearer tokens. Only bash, coreutils, openssl and the built binaries are used.
@@ -84,7 +88,7 @@ free_port() {
 start() {
 	local name="$1"
 	shift
-	nohup "$bin_dir/$name" "$@" </dev/null >"$dir/$name.log" 2>&1 &
+	nohup "$bin_dir/$name" "$@" </dev/null >>"$dir/$name.log" 2>&1 &
 	echo $! >"$dir/$name.pid"
 }
 
@@ -158,7 +162,7 @@ launch() {
 
 	log "starting kube-apiserver on $server"
 	# --advertise-address + --endpoint-reconciler-type=none: no routable host IP needed.
-	start kube-apiserver --etcd-servers="http://127.0.0.1:$etcd_port" \
+	apiserver_args=(--etcd-servers="http://127.0.0.1:$etcd_port" \
 		--bind-address=127.0.0.1 --secure-port="$api_port" \
 		--advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
 		--tls-cert-file="$dir/apiserver.crt" --tls-private-key-file="$dir/apiserver.key" \
@@ -169,11 +173,13 @@ launch() {
 		--proxy-client-cert-file="$dir/front-proxy-client.crt" --proxy-client-key-file="$dir/front-proxy-client.key" \
 		--service-account-issuer=https://kubernetes.default.svc \
 		--service-account-key-file="$dir/sa.pub" --service-account-signing-key-file="$dir/sa.key" \
-		--disable-admission-plugins=ServiceAccount --service-cluster-ip-range=10.0.0.0/24
+		--disable-admission-plugins=ServiceAccount --service-cluster-ip-range=10.0.0.0/24)
+	printf '%s\0' "${apiserver_args[@]}" >"$dir/kube-apiserver.args"
+	start kube-apiserver "${apiserver_args[@]}"
 	wait_for kube-apiserver 90 kubectl --kubeconfig="$dir/admin.kubeconfig" get --raw /readyz || return 1
 
 	log "starting kube-controller-manager on 127.0.0.1:$kcm_port"
-	start kube-controller-manager --controllers=garbagecollector,namespace \
+	start kube-controller-manager --controllers=garbagecollector,namespace,clusterrole-aggregation \
 		--kubeconfig="$dir/admin.kubeconfig" --authentication-kubeconfig="$dir/admin.kubeconfig" \
 		--authorization-kubeconfig="$dir/admin.kubeconfig" --use-service-account-credentials=false \
 		--bind-address=127.0.0.1 --secure-port="$kcm_port" --leader-elect=false
@@ -256,8 +262,38 @@ up() {
 	echo "$dir/env"
 }
 
-[[ $# -eq 2 && ("$1" == up || "$1" == down) ]] || die "usage: $0 up|down DIR"
+# stop_apiserver DIR: stop kube-apiserver only.
+stop_apiserver() {
+	local pid
+	if pid="$(pid_of "$1" kube-apiserver)"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		gone "$pid" || { log "kube-apiserver ($pid) still runs 5s after TERM (draining), killing"; kill -KILL "$pid" 2>/dev/null || true; gone "$pid" || true; }
+	fi
+	rm -f "$1/kube-apiserver.pid"
+}
+
+# start_apiserver DIR: start kube-apiserver again with the flags `up` gave it (same port, same etcd).
+start_apiserver() {
+	dir="$1"
+	[[ -f "$dir/kube-apiserver.args" && -f "$dir/env" ]] || die "no environment in $dir; run: $0 up $dir"
+	! pid_of "$dir" kube-apiserver >/dev/null || die "kube-apiserver already runs in $dir"
+	bin_dir="$(sed -n "s/^export KUBE_BIN_DIR=//p" "$dir/env")"
+	local args=()
+	mapfile -d '' args <"$dir/kube-apiserver.args"
+	log "starting kube-apiserver again"
+	start kube-apiserver "${args[@]}"
+	wait_for kube-apiserver 90 kubectl --kubeconfig="$dir/admin.kubeconfig" get --raw /readyz || die "kube-apiserver did not become ready; see $dir/kube-apiserver.log"
+}
+
+[[ $# -eq 2 ]] || die "usage: $0 up|down|stop-apiserver|start-apiserver|restart-apiserver DIR"
 case "$1" in
 up) up "$2" ;;
 down) if [[ -d "$2" ]]; then down "$(cd "$2" && pwd)"; fi ;;
+stop-apiserver) stop_apiserver "$(cd "$2" && pwd)" ;;
+start-apiserver) start_apiserver "$(cd "$2" && pwd)" ;;
+restart-apiserver)
+	stop_apiserver "$(cd "$2" && pwd)"
+	start_apiserver "$(cd "$2" && pwd)"
+	;;
+*) die "usage: $0 up|down|stop-apiserver|start-apiserver|restart-apiserver DIR" ;;
 esac

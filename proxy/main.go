@@ -4,9 +4,17 @@
 // and providers can run against private CRDs. See package server for what it translates.
 //
 // The backend is given by --kubeconfig (its current context), or by --backend-url and --backend-ca-file.
-// Of a kubeconfig only the server address and TLS trust (certificate authority, server name) are used,
-// never its credentials: the proxy runs in pass-through mode and forwards each client's Authorization
-// header unchanged, so it can never grant more than the apiserver grants the client.
+// --auth-mode says whose credentials reach it (see package auth):
+//
+//   - pass-through (default): of a kubeconfig only the server address and TLS trust (certificate
+//     authority, server name) are used, never its credentials; each client's Authorization header is
+//     forwarded unchanged, so the proxy can never grant more than the apiserver grants the client;
+//   - sidecar: every request carries the kubeconfig's credentials (without --kubeconfig, the pod's
+//     service account), the client's are dropped, impersonation is refused, and --listen must be a
+//     loopback address.
+//
+// /metrics (Prometheus), /healthz and /readyz (ready while the backend answers) are served in plain HTTP
+// on --metrics-listen, a listener of their own: on --listen those paths are the backend's.
 //
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
 // calls over TLS when a client asks for another version than the stored one, and converts in process
@@ -22,6 +30,8 @@
 //
 //	proxy --kubeconfig=/etc/kubernetes/admin.kubeconfig \
 //	  --tls-cert-file=/etc/proxy/tls.crt --tls-private-key-file=/etc/proxy/tls.key --listen=:8443
+//	proxy --auth-mode=sidecar --kubeconfig=/etc/capi/kubeconfig --listen=127.0.0.1:8443 \
+//	  --tls-cert-file=/etc/proxy/tls.crt --tls-private-key-file=/etc/proxy/tls.key
 package main
 
 import (
@@ -43,6 +53,8 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/adapt"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -60,6 +72,11 @@ type options struct {
 	insecureServeHTTP bool
 	dialTimeout       time.Duration
 	shutdownTimeout   time.Duration
+
+	authMode               string
+	identityHeaderPrefixes []string
+	metricsListen          string
+	responseHeaderTimeout  time.Duration
 }
 
 func main() {
@@ -90,7 +107,7 @@ func newCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8443", "Address to serve on (host:port).")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver; only its server address and TLS trust are used, never its credentials. Exclusive with --backend-url.")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. In pass-through mode only its server address and TLS trust are used, never its credentials; in sidecar mode its credentials too. Exclusive with --backend-url.")
 	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443. Exclusive with --kubeconfig.")
 	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty).")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy.")
@@ -98,6 +115,10 @@ func newCommand() *cobra.Command {
 	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
 	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
+	fs.StringVar(&o.authMode, "auth-mode", string(auth.PassThrough), "Whose credentials reach the backend: pass-through (each client's own) or sidecar (the kubeconfig's, or the pod's service account without --kubeconfig; needs a loopback --listen).")
+	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
+	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
+	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
 
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -107,8 +128,20 @@ func newCommand() *cobra.Command {
 }
 
 func (o *options) validate() error {
+	mode, err := auth.ParseMode(o.authMode)
+	if err != nil {
+		return fmt.Errorf("--auth-mode: %w", err)
+	}
+	if mode == auth.Sidecar {
+		if err := auth.RequireLoopback(o.listen); err != nil {
+			return fmt.Errorf("--listen: %w", err)
+		}
+		if o.backendURL != "" {
+			return errors.New("--backend-url carries no credentials, which the sidecar mode needs: use --kubeconfig, or neither for the pod's service account")
+		}
+	}
 	switch {
-	case o.kubeconfig == "" && o.backendURL == "":
+	case o.kubeconfig == "" && o.backendURL == "" && mode != auth.Sidecar:
 		return errors.New("one of --kubeconfig and --backend-url is required")
 	case o.kubeconfig != "" && o.backendURL != "":
 		return errors.New("--kubeconfig and --backend-url are exclusive")
@@ -127,8 +160,16 @@ func (o *options) validate() error {
 	return nil
 }
 
-// backend returns the backend's rest.Config. server.New uses only its address and TLS trust.
+// backend returns the backend's rest.Config. In pass-through mode server.New uses only its address and
+// TLS trust.
 func (o *options) backend() (*rest.Config, error) {
+	if o.kubeconfig == "" && o.backendURL == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig, and the pod's service account: %w", err)
+		}
+		return cfg, nil
+	}
 	if o.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 		if err != nil {
@@ -145,11 +186,21 @@ func (o *options) run(ctx context.Context) error {
 		return err
 	}
 	table := translate.NewTable(routes.Routes)
-	handler, err := server.New(server.Options{
-		Backend:     backend,
-		Routes:      table,
-		DialTimeout: o.dialTimeout,
-	})
+	m := metrics.New()
+	opts := server.Options{
+		Backend:                backend,
+		AuthMode:               auth.Mode(o.authMode),
+		IdentityHeaderPrefixes: o.identityHeaderPrefixes,
+		Routes:                 table,
+		DialTimeout:            o.dialTimeout,
+		ResponseHeaderTimeout:  o.responseHeaderTimeout,
+		Metrics:                m,
+	}
+	handler, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	diagnostics, err := o.diagnostics(opts, m)
 	if err != nil {
 		return err
 	}
@@ -171,13 +222,16 @@ func (o *options) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 
-	served := make(chan error, 1)
+	served, diagnosticsServed := make(chan error, 1), make(chan error, 1)
+	if diagnostics != nil {
+		go func() { diagnosticsServed <- diagnostics.serve() }()
+	}
 	go func() {
 		if o.insecureServeHTTP {
-			klog.InfoS("Serving plain HTTP: for local debugging only", "address", ln.Addr().String(), "backend", backend.Host)
+			klog.InfoS("Serving plain HTTP: for local debugging only", "address", ln.Addr().String(), "backend", backend.Host, "authMode", o.authMode)
 			served <- srv.Serve(ln)
 		} else {
-			klog.InfoS("Serving TLS", "address", ln.Addr().String(), "backend", backend.Host)
+			klog.InfoS("Serving TLS", "address", ln.Addr().String(), "backend", backend.Host, "authMode", o.authMode)
 			served <- srv.ServeTLS(ln, o.tlsCertFile, o.tlsKeyFile)
 		}
 	}()
@@ -185,11 +239,18 @@ func (o *options) run(ctx context.Context) error {
 	select {
 	case err := <-served:
 		return err
+	case err := <-diagnosticsServed:
+		return fmt.Errorf("serving diagnostics: %w", err)
 	case <-ctx.Done():
 	}
 	klog.InfoS("Shutting down", "timeout", o.shutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
+	if diagnostics != nil {
+		// Not ready from now on; metrics stay until the requests in flight are done.
+		diagnostics.shuttingDown.Store(true)
+		defer diagnostics.close()
+	}
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		klog.InfoS("Closing connections still open", "err", err)
 		_ = srv.Close()

@@ -18,6 +18,14 @@ func TestValidate(t *testing.T) {
 		{"no serving TLS", []string{"--kubeconfig=k"}, false},
 		{"half the serving TLS", []string{"--kubeconfig=k", "--tls-cert-file=c"}, false},
 		{"TLS and plain HTTP", []string{"--kubeconfig=k", "--tls-cert-file=c", "--tls-private-key-file=k", "--insecure-serve-http"}, false},
+		{"unknown auth mode", []string{"--kubeconfig=k", "--insecure-serve-http", "--auth-mode=trust-me"}, false},
+		{"sidecar on loopback", []string{"--auth-mode=sidecar", "--kubeconfig=k", "--listen=127.0.0.1:8443", "--insecure-serve-http"}, true},
+		{"sidecar on localhost", []string{"--auth-mode=sidecar", "--kubeconfig=k", "--listen=localhost:8443", "--insecure-serve-http"}, true},
+		{"sidecar on IPv6 loopback", []string{"--auth-mode=sidecar", "--kubeconfig=k", "--listen=[::1]:8443", "--insecure-serve-http"}, true},
+		{"sidecar with the pod's service account", []string{"--auth-mode=sidecar", "--insecure-serve-http"}, true},
+		{"sidecar on every interface", []string{"--auth-mode=sidecar", "--kubeconfig=k", "--listen=:8443", "--insecure-serve-http"}, false},
+		{"sidecar on a pod IP", []string{"--auth-mode=sidecar", "--kubeconfig=k", "--listen=10.0.0.5:8443", "--insecure-serve-http"}, false},
+		{"sidecar with a backend URL", []string{"--auth-mode=sidecar", "--backend-url=https://a", "--insecure-serve-http"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := newCommand()
@@ -33,6 +41,8 @@ func TestValidate(t *testing.T) {
 			o.tlsCertFile, _ = fs.GetString("tls-cert-file")
 			o.tlsKeyFile, _ = fs.GetString("tls-private-key-file")
 			o.insecureServeHTTP, _ = fs.GetBool("insecure-serve-http")
+			o.authMode, _ = fs.GetString("auth-mode")
+			o.listen, _ = fs.GetString("listen")
 			if err := o.validate(); (err == nil) != tc.ok {
 				t.Errorf("validate(%v) = %v, want ok=%v", tc.args, err, tc.ok)
 			}
@@ -44,6 +54,12 @@ func TestDefaults(t *testing.T) {
 	fs := newCommand().Flags()
 	if listen, _ := fs.GetString("listen"); listen != "127.0.0.1:8443" {
 		t.Errorf("--listen defaults to %q", listen)
+	}
+	if mode, _ := fs.GetString("auth-mode"); mode != "pass-through" {
+		t.Errorf("--auth-mode defaults to %q", mode)
+	}
+	if addr, _ := fs.GetString("metrics-listen"); addr != defaultMetricsListen {
+		t.Errorf("--metrics-listen defaults to %q", addr)
 	}
 	if fs.Lookup("v") == nil {
 		t.Error("klog's -v flag is not registered")

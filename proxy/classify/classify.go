@@ -9,6 +9,7 @@ package classify
 import (
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,8 +32,9 @@ const (
 	// group and bodies are translated.
 	Mapped
 	// Unrouted is a resource request of a mapped upstream group that no route serves (an unknown resource
-	// or version). The proxy answers 404 itself: forwarding it unchanged would reach the backend's own copy
-	// of the upstream group, which the proxy's clients must never see.
+	// or version), and any request whose path has "." or ".." segments or doubled slashes and would
+	// address a mapped upstream group once cleaned. The proxy answers 404 itself: forwarding it unchanged
+	// would reach the backend's own copy of the upstream group, which the proxy's clients must never see.
 	Unrouted
 	// Discovery is /apis, /apis/<mapped upstream group> or /apis/<mapped upstream group>/<version>.
 	Discovery
@@ -65,6 +67,9 @@ type Request struct {
 	IsResource bool
 	// Watch is true for a watch (?watch=true, or a /watch/ path).
 	Watch bool
+	// LongRunning is true for a request kube-apiserver exempts from its request timeout: a watch, a proxy
+	// verb, a log, exec, attach, port-forward or proxy subresource, and every connection upgrade.
+	LongRunning bool
 
 	// Route is set for Mapped.
 	Route *translate.Route
@@ -72,6 +77,13 @@ type Request struct {
 	// place of the upstream one for Mapped and for Discovery of a group, the request's path otherwise.
 	BackendPath string
 }
+
+// longRunningVerbs and longRunningSubresources are kube-apiserver's long-running requests, as its
+// server options configure k8s.io/apiserver's BasicLongRunningRequestCheck.
+var (
+	longRunningVerbs        = sets.New("watch", "proxy")
+	longRunningSubresources = sets.New("attach", "exec", "proxy", "log", "portforward")
+)
 
 // Classifier classifies requests against a route table. It is safe for concurrent use.
 type Classifier struct {
@@ -117,7 +129,15 @@ func (c *Classifier) Classify(r *http.Request) Request {
 		Watch:       info.Verb == "watch",
 		BackendPath: r.URL.Path,
 	}
+	req.LongRunning = req.IsResource && (longRunningVerbs.Has(req.Verb) || longRunningSubresources.Has(req.Subresource)) ||
+		httpstream.IsUpgradeRequest(r)
 
+	if group, ok := uncleanIntoMappedGroup(r.URL.Path); ok {
+		// No client sends such paths (client-go cleans its paths); a server cleaning them would reach
+		// the backend's own copy of an upstream group.
+		req.Class, req.Group, req.IsResource, req.Route = Unrouted, group, false, nil
+		return req
+	}
 	if !req.IsResource {
 		return c.nonResource(r, req, err == nil)
 	}
@@ -194,6 +214,29 @@ func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Requ
 	}
 	req.Class, req.BackendPath = Discovery, path
 	return req
+}
+
+// uncleanIntoMappedGroup reports whether p has "." or ".." segments or doubled slashes and, cleaned
+// (path.Clean), addresses a mapped upstream group (/apis/<group>[/...]), and which.
+func uncleanIntoMappedGroup(p string) (string, bool) {
+	if !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
+		return "", false // the common case, without allocating
+	}
+	unclean := strings.Contains(p, "//")
+	for _, s := range strings.Split(p, "/") {
+		unclean = unclean || s == "." || s == ".."
+	}
+	if !unclean {
+		return "", false
+	}
+	parts := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
+	if len(parts) < 2 || parts[0] != "apis" {
+		return "", false
+	}
+	if _, mapped := upstream.PrivateGroup(parts[1]); !mapped {
+		return "", false
+	}
+	return parts[1], true
 }
 
 // toPrivatePath replaces the group segment of "/apis/<group>[/...]". It fails on any other shape

@@ -27,10 +27,11 @@ func TestClassify(t *testing.T) {
 			Version: "v1beta1", Resource: "machines", Verb: "list", IsResource: true,
 			BackendPath: "/apis/cluster.hypershift.openshift.io/v1beta1/machines"}},
 		{"watch by query", "GET", machines + "?watch=true&resourceVersion=10", nil, Request{Class: Mapped, Group: "cluster.x-k8s.io",
-			Version: "v1beta2", Resource: "machines", Namespace: "ns", Verb: "watch", IsResource: true, Watch: true, BackendPath: private}},
+			Version: "v1beta2", Resource: "machines", Namespace: "ns", Verb: "watch", IsResource: true, Watch: true, LongRunning: true,
+			BackendPath: private}},
 		{"watch by path", "GET", "/apis/cluster.x-k8s.io/v1beta2/watch/namespaces/ns/machines", nil, Request{Class: Mapped,
 			Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machines", Namespace: "ns", Verb: "watch", IsResource: true,
-			Watch: true, BackendPath: "/apis/cluster.hypershift.openshift.io/v1beta2/watch/namespaces/ns/machines"}},
+			Watch: true, LongRunning: true, BackendPath: "/apis/cluster.hypershift.openshift.io/v1beta2/watch/namespaces/ns/machines"}},
 		{"create", "POST", machines + "?fieldValidation=Strict&dryRun=All", nil, Request{Class: Mapped, Group: "cluster.x-k8s.io",
 			Version: "v1beta2", Resource: "machines", Namespace: "ns", Verb: "create", IsResource: true, BackendPath: private}},
 		{"update status", "PUT", machines + "/m1/status", nil, Request{Class: Mapped, Group: "cluster.x-k8s.io", Version: "v1beta2",
@@ -77,7 +78,13 @@ func TestClassify(t *testing.T) {
 		{"exec upgrade", "POST", "/api/v1/namespaces/ns/pods/p/exec?command=sh",
 			http.Header{"Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"}},
 			Request{Class: Upgrade, Version: "v1", Resource: "pods", Subresource: "exec", Namespace: "ns", Name: "p",
-				Verb: "create", IsResource: true, BackendPath: "/api/v1/namespaces/ns/pods/p/exec"}},
+				Verb: "create", IsResource: true, LongRunning: true, BackendPath: "/api/v1/namespaces/ns/pods/p/exec"}},
+		{"follow logs", "GET", "/api/v1/namespaces/ns/pods/p/log?follow=true", nil, Request{Class: Other, Version: "v1",
+			Resource: "pods", Subresource: "log", Namespace: "ns", Name: "p", Verb: "get", IsResource: true, LongRunning: true,
+			BackendPath: "/api/v1/namespaces/ns/pods/p/log"}},
+		{"service proxy", "POST", "/api/v1/namespaces/ns/services/s/proxy/x", nil, Request{Class: Other, Version: "v1",
+			Resource: "services", Subresource: "proxy", Namespace: "ns", Name: "s", Verb: "create", IsResource: true,
+			LongRunning: true, BackendPath: "/api/v1/namespaces/ns/services/s/proxy/x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(tc.method, tc.target, nil)
@@ -114,6 +121,22 @@ func TestToPrivatePath(t *testing.T) {
 		got, ok := toPrivatePath(tc.path, "cluster.x-k8s.io", "cluster.hypershift.openshift.io")
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("toPrivatePath(%q) = %q, %v; want %q, %v", tc.path, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestUncleanPathsIntoMappedGroups(t *testing.T) {
+	c := New(fakeroutes.Table())
+	for target, want := range map[string]Class{
+		"/apis/apps/v1/../../cluster.x-k8s.io/v1beta2/namespaces/ns/machines":                      Unrouted,
+		"/apis/cluster.hypershift.openshift.io/../cluster.x-k8s.io/v1beta2/namespaces/ns/machines": Unrouted,
+		"/apis//cluster.x-k8s.io":                           Unrouted,
+		"/apis/cluster.x-k8s.io/./v1beta2":                  Unrouted,
+		"/api/v1/namespaces/ns/secrets/../configmaps":       Other,
+		"/apis/cluster.hypershift.openshift.io/./v1beta2/x": Private,
+	} {
+		if got := c.Classify(httptest.NewRequest("GET", target, nil)); got.Class != want {
+			t.Errorf("Classify(%s) = %s, want %s", target, got.Class, want)
 		}
 	}
 }

@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -16,6 +20,9 @@ import (
 type exchange struct {
 	req     classify.Request
 	respond func(*http.Response) error
+	// failed is set once a translation error of this request has been counted, so that an error seen
+	// by two steps (a stream that fails before its first output) is counted once.
+	failed atomic.Bool
 }
 
 type exchangeKey struct{}
@@ -25,17 +32,48 @@ func exchangeFrom(ctx context.Context) *exchange {
 	return ex
 }
 
-// withClass classifies every request and answers a request of a mapped group that no route serves with
-// 404, as kube-apiserver answers an unknown resource.
+// withClass classifies every request and puts its exchange into the request's context.
 func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := c.Classify(r)
-		if req.Class == classify.Unrouted {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req})))
+	})
+}
+
+// withUnrouted answers a request of a mapped group that no route serves with 404, as kube-apiserver
+// answers an unknown resource, and a request whose target is not a path ("GET a:b HTTP/1.1", which the
+// HTTP server lets through) with 400.
+func withUnrouted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Opaque != "" || !strings.HasPrefix(r.URL.Path, "/") {
+			status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("the request target %q is not a path", r.RequestURI)))
+			return
+		}
+		if req := exchangeFrom(r.Context()).req; req.Class == classify.Unrouted {
 			gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
 			status.Write(w, apierrors.NewGenericServerResponse(http.StatusNotFound, r.Method, gr, req.Name, "", 0, false))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req})))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyVerbs are the verbs whose request body kube-apiserver reads up to its limit (an object, a patch,
+// DeleteOptions).
+var bodyVerbs = sets.New("create", "update", "patch", "delete", "deletecollection")
+
+// withBodyLimit answers a resource request whose body kube-apiserver would read up to its limit, and
+// whose declared Content-Length exceeds limit, with 413, as kube-apiserver would, before reading any of
+// it. Bodies without a declared length are bounded where the proxy reads them (readBody), or by the
+// backend where it forwards them unread.
+func withBodyLimit(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := exchangeFrom(r.Context()).req
+		if r.ContentLength > limit && req.IsResource && !req.LongRunning && bodyVerbs.Has(req.Verb) {
+			status.Write(w, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

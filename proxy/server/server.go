@@ -12,14 +12,23 @@
 //  4. translate the response: Warning headers, Status bodies, single objects, and lists and watches
 //     streamed object by object (package stream).
 //
-// Authentication is pass-through: the proxy uses only the backend's address and TLS trust, never its own
-// credentials, and forwards the client's Authorization header unchanged, so a client can never do through
-// the proxy what the apiserver would refuse it.
+// Authentication is the backend's: in pass-through mode the proxy uses only the backend's address and TLS
+// trust and forwards the client's Authorization header unchanged; in sidecar mode it uses the pod's own
+// credentials. Either way a client can never do through the proxy what the apiserver would refuse it (or
+// the pod); package auth holds the rules, including those for impersonation and front-proxy headers.
 //
-// Errors the proxy makes are JSON metav1.Status: 400 for a malformed request body, 413 for one over
+// Faults: an unreachable backend is answered with 503 at once (connection refused) or after
+// Options.DialTimeout; a backend that sends no response headers within Options.ResponseHeaderTimeout
+// with 504 (long-running requests exempt); a watch whose backend stream breaks off is ended cleanly at an
+// event boundary, as kube-apiserver ends a watch that times out, so that client-go watches again (and
+// re-lists if the backend lost the resourceVersion); a create, update, patch or delete whose declared
+// Content-Length exceeds Options.MaxRequestBodyBytes is answered with 413 before it is read.
+//
+// Errors the proxy makes are JSON metav1.Status: 400 for a malformed request body or a request target
+// that is not a path, 403 for impersonation in sidecar mode, 413 for a body over
 // Options.MaxRequestBodyBytes, 415 for a body of a mapped resource it cannot translate, 404 for a resource
-// of a mapped group that no route serves, 503 when the backend is unreachable, 500 when the backend's
-// response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
+// of a mapped group that no route serves, 503 when the backend is unreachable, 504 when it sends no
+// response headers in time, 500 when the backend's response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
 // off (the client sees a truncated body); a watch ends with an ERROR event.
 //
 // Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
@@ -43,10 +52,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
@@ -55,10 +66,16 @@ import (
 
 // Options configures the proxy.
 type Options struct {
-	// Backend is the kube-apiserver to forward to. Only its address (Host, with an optional path prefix)
-	// and TLS trust settings (CAFile, CAData, ServerName, Insecure) are used; its credentials (bearer
-	// token, client certificate, exec plugin, impersonation, wrapping transports) never are.
+	// Backend is the kube-apiserver to forward to. In pass-through mode only its address (Host, with an
+	// optional path prefix) and TLS trust settings (CAFile, CAData, ServerName, Insecure) are used, its
+	// credentials (bearer token, client certificate, exec plugin, impersonation, wrapping transports)
+	// never are; in sidecar mode its credentials are used for every request.
 	Backend *rest.Config
+	// AuthMode is how the proxy authenticates to the backend; empty means auth.PassThrough.
+	AuthMode auth.Mode
+	// IdentityHeaderPrefixes name the front-proxy identity headers removed from every request; nil means
+	// auth.DefaultIdentityHeaderPrefixes.
+	IdentityHeaderPrefixes []string
 	// Routes is the route table, translate.NewTable(routes.Routes).
 	Routes *translate.Table
 	// DialTimeout bounds connecting to the backend (TCP; TLS has client-go's 10s handshake timeout). An
@@ -67,6 +84,12 @@ type Options struct {
 	// MaxRequestBodyBytes bounds a request body the proxy reads to translate it; a larger one is answered
 	// with 413. Zero means DefaultMaxRequestBodyBytes.
 	MaxRequestBodyBytes int64
+	// ResponseHeaderTimeout bounds the wait for the backend's response headers of a request that is not
+	// long-running; on expiry the client gets 504. Zero means DefaultResponseHeaderTimeout, a negative
+	// value no bound.
+	ResponseHeaderTimeout time.Duration
+	// Metrics records requests, translations and open watches; nil records nothing.
+	Metrics *metrics.Metrics
 }
 
 const (
@@ -75,6 +98,9 @@ const (
 	// DefaultMaxRequestBodyBytes is Options.MaxRequestBodyBytes's default: kube-apiserver's own limit
 	// (3 MiB), so that the proxy refuses nothing the backend would take.
 	DefaultMaxRequestBodyBytes = 3 << 20
+	// DefaultResponseHeaderTimeout is Options.ResponseHeaderTimeout's default: longer than kube-apiserver's
+	// own request timeout (60s), so that the backend's 504 reaches the client first.
+	DefaultResponseHeaderTimeout = 70 * time.Second
 )
 
 // server holds what every request needs; it is the innermost handler.
@@ -84,6 +110,7 @@ type server struct {
 	bodies     *body.Translator
 	discovery  *discovery.Rewriter
 	maxBody    int64
+	metrics    *metrics.Metrics
 	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
 	proxy, upgrades *httputil.ReverseProxy
 }
@@ -102,7 +129,19 @@ func New(o Options) (http.Handler, error) {
 	if o.MaxRequestBodyBytes <= 0 {
 		o.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
 	}
-	b, err := newBackend(o.Backend, o.DialTimeout)
+	if o.ResponseHeaderTimeout == 0 {
+		o.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if o.AuthMode == "" {
+		o.AuthMode = auth.PassThrough
+	}
+	if _, err := auth.ParseMode(string(o.AuthMode)); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if o.IdentityHeaderPrefixes == nil {
+		o.IdentityHeaderPrefixes = auth.DefaultIdentityHeaderPrefixes
+	}
+	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +151,11 @@ func New(o Options) (http.Handler, error) {
 		bodies:     body.New(o.Routes),
 		discovery:  discovery.New(o.Routes),
 		maxBody:    o.MaxRequestBodyBytes,
+		metrics:    o.Metrics,
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
-		Transport:      b.transport,
+		Transport:      &headerTimeout{next: b.transport, timeout: o.ResponseHeaderTimeout},
 		FlushInterval:  -1,
 		ModifyResponse: modifyResponse,
 		ErrorHandler:   proxyError,
@@ -128,10 +168,15 @@ func New(o Options) (http.Handler, error) {
 		ErrorHandler:  proxyError,
 		ErrorLog:      klog.NewStandardLogger("WARNING"),
 	}
-	return withClass(s.classifier, withUpgrades(s.upgrades, s)), nil
+	return withClass(s.classifier,
+		withMetrics(s.metrics,
+			auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes,
+				withUnrouted(
+					withBodyLimit(s.maxBody,
+						withUpgrades(s.upgrades, s)))))), nil
 }
 
-// ServeHTTP serves a classified request (withClass ran before, withUpgrades took the upgrades).
+// ServeHTTP serves a classified request (the wrappers New lists ran before).
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	req := ex.req
@@ -143,7 +188,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case classify.Discovery:
 		discovery.Request(r.Header)
 		r.Header.Del("Accept-Encoding")
-		ex.respond = s.discoveryResponse
+		ex.respond = s.recordFailure(ex, s.discoveryResponse)
 		s.proxy.ServeHTTP(w, r)
 		return
 	}
@@ -162,6 +207,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	warnings, err := s.translateRequest(r, req)
 	if err != nil {
+		s.translationFailed(ex, metrics.Request, err)
 		status.Write(w, err)
 		return
 	}
@@ -172,7 +218,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Forward, and translate the response (modifyResponse calls ex.respond).
-	ex.respond = func(resp *http.Response) error { return s.translateResponse(req, resp) }
+	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
 	s.proxy.ServeHTTP(w, r)
 }
 
@@ -201,7 +247,9 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 		if data, err = yamlToJSON(mediaType, data); err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		done := s.timeTranslation(req, metrics.Request)
 		out, unknown, err := s.bodies.Private(req.Route, data)
+		done()
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
@@ -221,7 +269,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 		default:
 			return nil, unsupportedMediaType(mediaType, body.MergePatch, body.JSONPatch, body.ApplyPatchYAML)
 		}
-		return nil, s.translatePatch(r, mediaType, req.Route.Paths)
+		return nil, s.translatePatch(r, req, mediaType, req.Route.Paths)
 
 	default:
 		// Any other resource, or a subresource such as scale (autoscaling/v1 Scale, no mapped group):
@@ -232,13 +280,15 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			if err != nil {
 				return nil, err
 			}
+			done := s.timeTranslation(req, metrics.Request)
 			out, err := body.Paths(translate.ToPrivate, data, translate.MetadataPaths)
+			done()
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
 			setBody(r, r.Header.Get("Content-Type"), out)
 		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
-			return nil, s.translatePatch(r, mediaType, translate.MetadataPaths)
+			return nil, s.translatePatch(r, req, mediaType, translate.MetadataPaths)
 		case body.Protobuf:
 			// Built-in types in protobuf (controller-runtime's default for them): when the body names a
 			// mapped group, transcode it to JSON with client-go's scheme and translate that.
@@ -266,12 +316,14 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 }
 
 // translatePatch translates a patch body along n.
-func (s *server) translatePatch(r *http.Request, mediaType string, n *translate.Node) error {
+func (s *server) translatePatch(r *http.Request, req classify.Request, mediaType string, n *translate.Node) error {
 	data, err := readBody(r, s.maxBody)
 	if err != nil {
 		return err
 	}
+	done := s.timeTranslation(req, metrics.Request)
 	out, err := body.Patch(translate.ToPrivate, n, mediaType, data)
+	done()
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
@@ -294,7 +346,8 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 }
 
 // translateResponse translates the backend's response to a Mapped or Other request, in place.
-func (s *server) translateResponse(req classify.Request, resp *http.Response) error {
+func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
+	req := ex.req
 	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
@@ -302,27 +355,28 @@ func (s *server) translateResponse(req classify.Request, resp *http.Response) er
 	if err := gunzip(resp); err != nil {
 		return err
 	}
+	upstream := s.timed(req, s.bodies.Upstream)
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     s.bodies.Upstream,
-		Status:     s.bodies.Upstream,
+		Object:     upstream,
+		Status:     upstream,
 	}
 	_, params := negotiate.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
 		// An error: a Status.
-		return replaceBody(resp, s.bodies.Upstream)
+		return replaceBody(resp, upstream)
 	case req.Watch:
-		return streamBody(resp, false, func(dst io.Writer, flush func() error, src io.Reader) error {
+		return streamBody(resp, false, s.streamed(ex, func(dst io.Writer, flush func() error, src io.Reader) error {
 			return stream.Watch(dst, flush, src, objects)
-		})
+		}))
 	case (req.Verb == "list" || req.Verb == "deletecollection") && params["as"] != "Table":
-		return streamBody(resp, true, func(dst io.Writer, _ func() error, src io.Reader) error {
+		return streamBody(resp, true, s.streamed(ex, func(dst io.Writer, _ func() error, src io.Reader) error {
 			return stream.List(dst, src, objects)
-		})
+		}))
 	default:
 		// A single object, a Status, or a Table.
-		return replaceBody(resp, s.bodies.Upstream)
+		return replaceBody(resp, upstream)
 	}
 }
 
@@ -343,7 +397,8 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 }
 
 // proxyError answers a request the proxy could not complete: the Status a response translation failed
-// with, or 503 ServiceUnavailable when the backend could not be reached or broke off.
+// with, 504 Timeout when the backend sent no response headers in time (headerTimeout), or 503
+// ServiceUnavailable when the backend could not be reached or broke off.
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		klog.V(4).InfoS("Client went away", "path", r.URL.Path, "err", err)
@@ -351,7 +406,7 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	var apiErr *apierrors.StatusError
 	if errors.As(err, &apiErr) {
-		klog.V(2).InfoS("Translating a response failed", "path", r.URL.Path, "err", err)
+		klog.V(2).InfoS("Answering with the proxy's own error", "path", r.URL.Path, "err", err)
 		status.Write(w, apiErr)
 		return
 	}

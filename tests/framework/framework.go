@@ -34,6 +34,8 @@ type Env struct {
 	APIServerURL, CAFile string
 	// AdminToken is a system:masters bearer token; UserToken the restricted user "alice".
 	AdminToken, UserToken string
+	// AdminKubeconfig and UserKubeconfig are kubeconfig files with these tokens.
+	AdminKubeconfig, UserKubeconfig string
 	// BinDir holds kube-apiserver, etcd, kube-controller-manager and kubectl.
 	BinDir string
 	// Root is the repository root.
@@ -82,6 +84,7 @@ func StartEnv() (*Env, error) {
 		Dir: dir, Root: root,
 		APIServerURL: vars["KUBE_APISERVER_URL"], CAFile: vars["KUBE_CA_FILE"],
 		AdminToken: vars["KUBE_ADMIN_TOKEN"], UserToken: vars["KUBE_USER_TOKEN"],
+		AdminKubeconfig: vars["KUBECONFIG_ADMIN"], UserKubeconfig: vars["KUBECONFIG_USER"],
 		BinDir: vars["KUBE_BIN_DIR"],
 	}, nil
 }
@@ -94,6 +97,25 @@ func (e *Env) Stop(keep bool) {
 	if !keep {
 		_ = os.RemoveAll(e.Dir)
 	}
+}
+
+// StopAPIServer stops kube-apiserver only; etcd and kube-controller-manager keep running.
+func (e *Env) StopAPIServer() error { return e.kubeEnv("stop-apiserver") }
+
+// StartAPIServer starts kube-apiserver again with the same port, flags and etcd (after StopAPIServer),
+// and waits until it is ready.
+func (e *Env) StartAPIServer() error { return e.kubeEnv("start-apiserver") }
+
+// RestartAPIServer is StopAPIServer and StartAPIServer.
+func (e *Env) RestartAPIServer() error { return e.kubeEnv("restart-apiserver") }
+
+func (e *Env) kubeEnv(command string) error {
+	cmd := exec.Command(filepath.Join(e.Root, "hack", "kube-env.sh"), command, e.Dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("hack/kube-env.sh %s: %w", command, err)
+	}
+	return nil
 }
 
 // readEnvFile reads the `export NAME=value` lines kube-env.sh writes (values quoted by printf %q; the
@@ -155,9 +177,18 @@ func (e *Env) InstallCRDs(ctx context.Context, c client.Client, files ...string)
 // UpstreamCRDs returns the CRD files of another CAPI release (from the Go module cache, downloaded on
 // demand), to install beside the private ones as the platform's own copy.
 func UpstreamCRDs(module, version string) ([]string, error) {
+	dir, err := ModuleDir(module, version)
+	if err != nil {
+		return nil, err
+	}
+	return filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
+}
+
+// ModuleDir returns the directory of a module version in the Go module cache, downloading it on demand.
+func ModuleDir(module, version string) (string, error) {
 	out, err := exec.Command("go", "mod", "download", "-json", module+"@"+version).Output()
 	if err != nil {
-		return nil, fmt.Errorf("go mod download %s@%s: %w", module, version, err)
+		return "", fmt.Errorf("go mod download %s@%s: %w", module, version, err)
 	}
 	var dir string
 	for _, line := range strings.Split(string(out), "\n") {
@@ -166,23 +197,31 @@ func UpstreamCRDs(module, version string) ([]string, error) {
 		}
 	}
 	if dir == "" {
-		return nil, fmt.Errorf("go mod download %s@%s: no Dir in %s", module, version, out)
+		return "", fmt.Errorf("go mod download %s@%s: no Dir in %s", module, version, out)
 	}
-	return filepath.Glob(filepath.Join(dir, "config", "crd", "bases", "*.yaml"))
+	return dir, nil
 }
 
 // Proxy is a running proxy binary.
 type Proxy struct {
+	// URL is https://127.0.0.1:<port>; CAFile its serving certificate.
 	URL, CAFile string
+	// MetricsURL is http://127.0.0.1:<port>, where it serves /metrics, /healthz and /readyz.
+	MetricsURL string
+	// Log is the file holding its output.
+	Log string
+	cmd *exec.Cmd
+	// exited is closed when the process has ended.
+	exited chan struct{}
 	// Bin is the proxy binary.
 	Bin string
-	cmd *exec.Cmd
-	Log string
 	env *Env
 }
 
 // StartProxy builds ./proxy and runs it on a free loopback port in front of the env's apiserver, serving
-// TLS with a fresh self-signed certificate for 127.0.0.1. extraArgs are appended to its flags.
+// TLS with a fresh self-signed certificate for 127.0.0.1, in pass-through mode with the admin kubeconfig
+// (whose credentials it then ignores), and its metrics on another free loopback port. extraArgs are
+// appended to its flags; a flag given again there wins (--auth-mode=sidecar --kubeconfig=...).
 func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, error) {
 	bin := filepath.Join(e.Dir, "capi-proxy")
 	if _, err := os.Stat(bin); err != nil {
@@ -196,18 +235,25 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 	if err != nil {
 		return nil, err
 	}
-	certFile, keyFile := filepath.Join(e.Dir, "proxy.crt"), filepath.Join(e.Dir, "proxy.key")
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	// Files are named by port: several proxies may run in one environment.
+	name := fmt.Sprintf("proxy-%d", port)
+	certFile, keyFile := filepath.Join(e.Dir, name+".crt"), filepath.Join(e.Dir, name+".key")
 	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	p := &Proxy{URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: certFile, Bin: bin, Log: filepath.Join(e.Dir, "proxy.log"), env: e}
+	p := &Proxy{URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: certFile, Log: filepath.Join(e.Dir, name+".log"),
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d", metricsPort), Bin: bin, env: e}
 	logFile, err := os.Create(p.Log)
 	if err != nil {
 		return nil, err
@@ -216,6 +262,7 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 		"--listen", fmt.Sprintf("127.0.0.1:%d", port),
 		"--kubeconfig", filepath.Join(e.Dir, "admin.kubeconfig"),
 		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
+		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"-v", "2",
 	}, extraArgs...)
 	p.cmd = exec.Command(bin, args...)
@@ -223,11 +270,23 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
-	// Ready when it answers /version through to the apiserver.
+	p.exited = make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	// Ready when its /readyz says the apiserver answers, and it answers /version through to it.
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-p.exited:
+			return false, fmt.Errorf("the proxy exited: %s", p.cmd.ProcessState)
+		default:
+		}
+		if ready, err := hc.Get(p.MetricsURL + "/readyz"); err != nil {
+			return false, nil
+		} else if ready.Body.Close(); ready.StatusCode != http.StatusOK {
+			return false, nil
+		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/version", nil)
 		req.Header.Set("Authorization", "Bearer "+e.AdminToken)
 		resp, err := hc.Do(req)
@@ -266,16 +325,15 @@ func (p *Proxy) Config(token string) *rest.Config {
 
 // Stop terminates the proxy.
 func (p *Proxy) Stop() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-done
-		}
+	if p.exited == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	}
 }
 

@@ -1,0 +1,186 @@
+// Package metrics holds the proxy's Prometheus metrics, in a registry of their own (never the global
+// one), with the Go runtime and process collectors beside them. Every label has a bounded set of values:
+// API groups, resources and kinds come from the route table, never from a request's raw path, so that a
+// client cannot grow the series by asking for made-up names.
+//
+// The metrics (all prefixed capi_proxy_):
+//
+//	requests_total{class,verb,group,resource,subresource,code}       counter: every request, by its outcome
+//	request_duration_seconds{class,verb,group,resource,subresource}  histogram: time to serve a request that is not long-running
+//	open_watches{group,resource}                                     gauge: watches being served
+//	translation_duration_seconds{group,kind,direction}               histogram: time to translate one body or stream item
+//	translation_errors_total{group,kind,direction,reason}            counter: bodies that could not be translated
+//	conversion_webhook_requests_total{kind,desired_api_version,code} counter: ConversionReviews served
+//	conversion_webhook_duration_seconds{kind,desired_api_version}    histogram: time to serve one ConversionReview
+//
+// class is the proxy's classification of the request (Mapped, Other, Discovery, Private, Upgrade,
+// Unrouted); group, resource and subresource are set for Mapped requests only (the upstream group and
+// resource, subresource "status", "scale" or "other") and empty otherwise. verb is the Kubernetes verb
+// (get, list, watch, create, update, patch, delete, deletecollection), or the lower-case HTTP method of a
+// non-resource request, or "other". direction is "request" (upstream to private) or "response" (private
+// to upstream); reason is the metav1.StatusReason of the error the client got (BadRequest,
+// UnsupportedMediaType, RequestEntityTooLarge, InternalError, ...).
+//
+// A nil *Metrics is valid and records nothing.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+const namespace = "capi_proxy"
+
+// Directions of a translation, the values of the direction label.
+const (
+	// Request is a translation from the upstream groups to the private groups (a request body).
+	Request = "request"
+	// Response is a translation from the private groups to the upstream groups (a response body, a list
+	// item, a watch event).
+	Response = "response"
+)
+
+// Metrics are the proxy's metrics and the registry that holds them. Create it with New.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	requests            *prometheus.CounterVec
+	requestDuration     *prometheus.HistogramVec
+	openWatches         *prometheus.GaugeVec
+	translationDuration *prometheus.HistogramVec
+	translationErrors   *prometheus.CounterVec
+	conversionRequests  *prometheus.CounterVec
+	conversionDuration  *prometheus.HistogramVec
+}
+
+// requestBuckets are seconds, from 5ms to kube-apiserver's default request timeout (60s).
+var requestBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+// translationBuckets are seconds, from 10µs to 2.6s by factors of 4.
+var translationBuckets = prometheus.ExponentialBuckets(0.00001, 4, 10)
+
+// New returns the metrics, registered in a new registry together with the Go runtime and process
+// collectors.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "requests_total",
+			Help: "Requests served, by classification, Kubernetes verb, upstream group, resource and subresource (of mapped resources only) and HTTP status code.",
+		}, []string{"class", "verb", "group", "resource", "subresource", "code"}),
+		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "request_duration_seconds", Buckets: requestBuckets,
+			Help: "Time to serve a request that is not long-running (watches, logs, exec, ... are not observed), backend included.",
+		}, []string{"class", "verb", "group", "resource", "subresource"}),
+		openWatches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "open_watches",
+			Help: "Watches being served, by upstream group and resource (empty for resources the proxy does not map).",
+		}, []string{"group", "resource"}),
+		translationDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "translation_duration_seconds", Buckets: translationBuckets,
+			Help: "Time to translate one request body, response body, list item or watch event, by upstream group and kind (empty outside the mapped resources) and direction.",
+		}, []string{"group", "kind", "direction"}),
+		translationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "translation_errors_total",
+			Help: "Bodies that could not be translated, by upstream group and kind (empty outside the mapped resources), direction and the reason of the Status the client got.",
+		}, []string{"group", "kind", "direction", "reason"}),
+		conversionRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "conversion_webhook_requests_total",
+			Help: "ConversionReviews served by the conversion webhook, by kind, desired apiVersion and HTTP status code.",
+		}, []string{"kind", "desired_api_version", "code"}),
+		conversionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "conversion_webhook_duration_seconds", Buckets: requestBuckets,
+			Help: "Time to serve one ConversionReview, by kind and desired apiVersion.",
+		}, []string{"kind", "desired_api_version"}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.requestDuration, m.openWatches,
+		m.translationDuration, m.translationErrors,
+		m.conversionRequests, m.conversionDuration,
+	)
+	return m
+}
+
+// Registry returns the registry holding the metrics, to register more collectors or gather in tests.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// Handler serves the metrics in the Prometheus exposition formats, and counts its own scrapes.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry}))
+}
+
+// RequestLabels are the labels of one request. Group, Resource and Subresource must come from the route
+// table (see the package doc); Verb is bounded by StartRequest.
+type RequestLabels struct {
+	Class, Verb, Group, Resource, Subresource string
+}
+
+// verbs are the verb label's values; any other becomes "other". They are kube-apiserver's verbs of
+// resource requests and the lower-case HTTP methods of non-resource requests.
+var verbs = sets.New("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "proxy",
+	"post", "put", "head", "options", "connect")
+
+// StartRequest records the start of a request and returns the func to call, exactly once, when it has
+// been served, with the HTTP status code the client got. A watch counts as open until then; the duration
+// of a long-running request is not observed.
+func (m *Metrics) StartRequest(l RequestLabels, watch, longRunning bool) (done func(code int)) {
+	if m == nil {
+		return func(int) {}
+	}
+	if !verbs.Has(l.Verb) {
+		l.Verb = "other"
+	}
+	start := time.Now()
+	var gauge prometheus.Gauge
+	if watch {
+		gauge = m.openWatches.WithLabelValues(l.Group, l.Resource)
+		gauge.Inc()
+	}
+	return func(code int) {
+		if gauge != nil {
+			gauge.Dec()
+		}
+		m.requests.WithLabelValues(l.Class, l.Verb, l.Group, l.Resource, l.Subresource, strconv.Itoa(code)).Inc()
+		if !longRunning {
+			m.requestDuration.WithLabelValues(l.Class, l.Verb, l.Group, l.Resource, l.Subresource).Observe(time.Since(start).Seconds())
+		}
+	}
+}
+
+// ObserveTranslation records the time one translation took. group and kind are the upstream group and
+// kind of a mapped resource's route, empty otherwise; direction is Request or Response.
+func (m *Metrics) ObserveTranslation(group, kind, direction string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.translationDuration.WithLabelValues(group, kind, direction).Observe(d.Seconds())
+}
+
+// TranslationError records a body that could not be translated; reason is the metav1.StatusReason the
+// client got. group, kind and direction are as for ObserveTranslation.
+func (m *Metrics) TranslationError(group, kind, direction, reason string) {
+	if m == nil {
+		return
+	}
+	m.translationErrors.WithLabelValues(group, kind, direction, reason).Inc()
+}
+
+// ObserveConversionReview records one ConversionReview the conversion webhook served: kind is the kind of
+// the objects it converted and desiredAPIVersion the apiVersion it converted them to, both as the route
+// table names them (pass "" for a review too malformed to tell), code the HTTP status code of the answer,
+// d the time it took. This is the conversion webhook's (issue #4) to call.
+func (m *Metrics) ObserveConversionReview(kind, desiredAPIVersion string, code int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.conversionRequests.WithLabelValues(kind, desiredAPIVersion, strconv.Itoa(code)).Inc()
+	m.conversionDuration.WithLabelValues(kind, desiredAPIVersion).Observe(d.Seconds())
+}

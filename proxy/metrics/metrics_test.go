@@ -1,0 +1,93 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+)
+
+func TestNilRecordsNothing(t *testing.T) {
+	var m *Metrics
+	m.StartRequest(RequestLabels{Verb: "get"}, true, false)(200)
+	m.ObserveTranslation("g", "K", Request, time.Second)
+	m.TranslationError("g", "K", Response, "InternalError")
+	m.ObserveConversionReview("Machine", "cluster.x-k8s.io/v1beta1", 200, time.Second)
+}
+
+func TestRequests(t *testing.T) {
+	m := New()
+	done := m.StartRequest(RequestLabels{Class: "Mapped", Verb: "watch", Group: "cluster.x-k8s.io", Resource: "machines"}, true, true)
+	watches := map[string]string{"group": "cluster.x-k8s.io", "resource": "machines"}
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_open_watches", watches); v != 1 {
+		t.Errorf("open watches %v, want 1", v)
+	}
+	done(200)
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_open_watches", watches); v != 0 {
+		t.Errorf("open watches %v after the watch, want 0", v)
+	}
+	watch := map[string]string{"class": "Mapped", "verb": "watch", "group": "cluster.x-k8s.io", "resource": "machines", "subresource": ""}
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", metricstest.With(watch, "code", "200")); v != 1 {
+		t.Errorf("requests %v, want 1", v)
+	}
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_request_duration_seconds", watch); v != -1 {
+		t.Errorf("a long-running request's duration was observed")
+	}
+
+	// A made-up method is not a label value.
+	m.StartRequest(RequestLabels{Class: "Other", Verb: "brew"}, false, false)(405)
+	other := map[string]string{"class": "Other", "verb": "other", "group": "", "resource": "", "subresource": ""}
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", metricstest.With(other, "code", "405")); v != 1 {
+		t.Errorf("requests %v, want 1", v)
+	}
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_request_duration_seconds", other); v != 1 {
+		t.Errorf("request durations %v, want 1", v)
+	}
+}
+
+func TestTranslationsAndConversions(t *testing.T) {
+	m := New()
+	m.ObserveTranslation("cluster.x-k8s.io", "Machine", Response, time.Millisecond)
+	m.TranslationError("cluster.x-k8s.io", "Machine", Request, "BadRequest")
+	m.ObserveConversionReview("Machine", "cluster.x-k8s.io/v1beta1", 200, time.Millisecond)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"capi_proxy_translation_duration_seconds", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "response"}},
+		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "request", "reason": "BadRequest"}},
+		{"capi_proxy_conversion_webhook_requests_total", map[string]string{"kind": "Machine", "desired_api_version": "cluster.x-k8s.io/v1beta1", "code": "200"}},
+		{"capi_proxy_conversion_webhook_duration_seconds", map[string]string{"kind": "Machine", "desired_api_version": "cluster.x-k8s.io/v1beta1"}},
+	} {
+		if v := metricstest.Value(t, m.Registry(), c.name, c.labels); v != 1 {
+			t.Errorf("%s%v = %v, want 1", c.name, c.labels, v)
+		}
+	}
+}
+
+func TestLintAndExposition(t *testing.T) {
+	m := New()
+	m.StartRequest(RequestLabels{Class: "Other", Verb: "get"}, false, false)(200)
+	problems, err := testutil.GatherAndLint(m.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, namespace) {
+			t.Errorf("%s: %s", p.Metric, p.Text)
+		}
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, name := range []string{"capi_proxy_requests_total", "go_goroutines", "process_resident_memory_bytes"} {
+		if !strings.Contains(string(body), name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+}

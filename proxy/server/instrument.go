@@ -1,0 +1,191 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+)
+
+// withMetrics counts every request by its classification and outcome, keeps watches open in the
+// open_watches gauge while they are served, and logs each request at verbosity 3.
+func withMetrics(m *metrics.Metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := exchangeFrom(r.Context()).req
+		start := time.Now()
+		done := m.StartRequest(requestLabels(req), req.Watch, req.LongRunning)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			code := rec.status()
+			done(code)
+			klog.V(3).InfoS("Served", "verb", req.Verb, "path", r.URL.Path, "class", req.Class, "code", code, "duration", time.Since(start))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// requestLabels are the metric labels of req: group, resource and subresource only for a mapped
+// resource, from its route, so that their values are bounded by the route table.
+func requestLabels(req classify.Request) metrics.RequestLabels {
+	l := metrics.RequestLabels{Class: req.Class.String(), Verb: req.Verb}
+	if req.Class == classify.Mapped {
+		l.Group, l.Resource = req.Route.Upstream.Group, req.Route.Upstream.Resource
+		switch {
+		case req.Subresource == "":
+		case req.Route.HasSubresource(req.Subresource):
+			l.Subresource = req.Subresource
+		default:
+			l.Subresource = "other"
+		}
+	}
+	return l
+}
+
+// translationLabels are the group and kind labels of translation metrics: the route's for a mapped
+// resource, empty otherwise.
+func translationLabels(req classify.Request) (group, kind string) {
+	if req.Class == classify.Mapped {
+		return req.Route.Upstream.Group, req.Route.Kind
+	}
+	return "", ""
+}
+
+// timeTranslation starts timing one translation of req's; call the returned func when it is done.
+func (s *server) timeTranslation(req classify.Request, direction string) (done func()) {
+	if s.metrics == nil {
+		return func() {}
+	}
+	start := time.Now()
+	group, kind := translationLabels(req)
+	return func() { s.metrics.ObserveTranslation(group, kind, direction, time.Since(start)) }
+}
+
+// timed wraps a translation of response bodies (or stream items) of req's so that each call is timed.
+func (s *server) timed(req classify.Request, translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+	if s.metrics == nil {
+		return translate
+	}
+	return func(data []byte) ([]byte, error) {
+		defer s.timeTranslation(req, metrics.Response)()
+		return translate(data)
+	}
+}
+
+// translationFailed counts err, the error a translation of ex's request failed with, unless one was
+// counted for it already. A backend that could not be read (503) is not a translation error.
+func (s *server) translationFailed(ex *exchange, direction string, err error) {
+	if s.metrics == nil || apierrors.IsServiceUnavailable(err) || ex.failed.Swap(true) {
+		return
+	}
+	group, kind := translationLabels(ex.req)
+	s.metrics.TranslationError(group, kind, direction, string(status.ToStatus(err).Reason))
+}
+
+// recordFailure wraps a response step so that its error is counted.
+func (s *server) recordFailure(ex *exchange, respond func(*http.Response) error) func(*http.Response) error {
+	return func(resp *http.Response) error {
+		err := respond(resp)
+		if err != nil {
+			s.translationFailed(ex, metrics.Response, err)
+		}
+		return err
+	}
+}
+
+// streamed wraps the translation of a streamed response (list or watch) of ex's request. A failure to
+// write to the client, or to read the backend, is no translation error. A watch whose backend stream
+// breaks off (the backend restarted, its connection dropped) ends cleanly, at the last whole event, as
+// kube-apiserver ends a watch that times out: client-go's reflector then watches again from the last
+// resourceVersion it saw, and lists again if the backend no longer has it, whereas an aborted response
+// would surface as a decoding error. A list that breaks off cannot end cleanly, and the error is
+// returned (the response is aborted).
+func (s *server) streamed(ex *exchange, translate func(dst io.Writer, flush func() error, src io.Reader) error) func(dst io.Writer, flush func() error, src io.Reader) error {
+	return func(dst io.Writer, flush func() error, src io.Reader) error {
+		in := &sourceReader{r: src}
+		err := translate(dst, flush, in)
+		var writeErr *stream.WriteError
+		switch {
+		case err == nil, errors.As(err, &writeErr):
+			return err
+		case in.err != nil && !errors.Is(in.err, io.EOF):
+			if ex.req.Watch {
+				if !errors.Is(in.err, context.Canceled) { // else the client went away
+					klog.V(2).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
+				}
+				return nil
+			}
+			return err
+		}
+		s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
+		return err
+	}
+}
+
+// sourceReader remembers the first error of the reader it wraps.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *sourceReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// statusRecorder remembers the status code of a response. http.ResponseController reaches the writer it
+// wraps through Unwrap (Flush, deadlines); Hijack is its own, to see upgrades.
+type statusRecorder struct {
+	http.ResponseWriter
+	code     int
+	hijacked bool
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.code == 0 && code >= http.StatusOK {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = true
+	}
+	return conn, rw, err
+}
+
+// status is the code the client got: 101 for an upgraded connection, 200 if nothing was written.
+func (w *statusRecorder) status() int {
+	switch {
+	case w.code != 0:
+		return w.code
+	case w.hijacked:
+		return http.StatusSwitchingProtocols
+	default:
+		return http.StatusOK
+	}
+}

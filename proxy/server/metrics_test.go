@@ -1,0 +1,123 @@
+package server_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+)
+
+func TestMetrics(t *testing.T) {
+	watching := make(chan struct{})
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Query().Get("watch") == "true":
+			fmt.Fprintln(w, `{"type":"ADDED","object":`+privateMachine+`}`)
+			w.(http.Flusher).Flush()
+			<-watching
+		case r.URL.Path == privateMachines+"/broken":
+			io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":`)
+		default:
+			io.WriteString(w, privateMachine)
+		}
+	})
+	m := metrics.New()
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	defer p.Close()
+	reg := m.Registry()
+	machines := map[string]string{"class": "Mapped", "group": "cluster.x-k8s.io", "resource": "machines", "subresource": ""}
+	value := func(name string, labels map[string]string) float64 {
+		t.Helper()
+		return metricstest.Value(t, reg, name, labels)
+	}
+
+	do(t, "GET", p.URL+upstreamMachines+"/m1", "", nil)
+	do(t, "GET", p.URL+upstreamMachines+"/m1/status", "", nil)
+	do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", nil)
+	do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/"+"a-name-that-must-not-become-a-label", "", nil)
+	do(t, "POST", p.URL+upstreamMachines, `{"apiVersion":`, http.Header{"Content-Type": {"application/json"}})
+	do(t, "GET", p.URL+upstreamMachines+"/broken", "", nil)
+
+	get := metricstest.With(machines, "verb", "get")
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"capi_proxy_requests_total", metricstest.With(get, "code", "200"), 1},
+		{"capi_proxy_requests_total", metricstest.With(metricstest.With(get, "subresource", "status"), "code", "200"), 1},
+		{"capi_proxy_requests_total", map[string]string{"class": "Unrouted", "verb": "get", "group": "", "resource": "", "subresource": "", "code": "404"}, 1},
+		{"capi_proxy_requests_total", map[string]string{"class": "Other", "verb": "get", "group": "", "resource": "", "subresource": "", "code": "200"}, 1},
+		{"capi_proxy_requests_total", metricstest.With(metricstest.With(machines, "verb", "create"), "code", "400"), 1},
+		{"capi_proxy_requests_total", metricstest.With(get, "code", "500"), 1},
+		{"capi_proxy_request_duration_seconds", get, 2},
+		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "request", "reason": "BadRequest"}, 1},
+		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "response", "reason": "InternalError"}, 1},
+		{"capi_proxy_translation_duration_seconds", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "response"}, 3},
+	} {
+		if got := value(c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+
+	resp, err := http.Get(p.URL + upstreamMachines + "?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]string{"group": "cluster.x-k8s.io", "resource": "machines"}
+	if got := value("capi_proxy_open_watches", open); got != 1 {
+		t.Errorf("open watches %v during the watch, want 1", got)
+	}
+	close(watching)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	p.Close() // waits for the handler to finish
+	if got := value("capi_proxy_open_watches", open); got != 0 {
+		t.Errorf("open watches %v after the watch, want 0", got)
+	}
+	if got := value("capi_proxy_requests_total", metricstest.With(metricstest.With(machines, "verb", "watch"), "code", "200")); got != 1 {
+		t.Errorf("watch requests %v, want 1", got)
+	}
+}
+
+func TestBackendReady(t *testing.T) {
+	for _, tc := range []struct {
+		code  int
+		ready bool
+	}{{200, true}, {401, true}, {403, true}, {500, false}, {404, false}} {
+		b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/readyz" || r.Header.Get("Authorization") != "" {
+				t.Errorf("probe %s with Authorization %q", r.URL.Path, r.Header.Get("Authorization"))
+			}
+			w.WriteHeader(tc.code)
+		})
+		check, err := server.BackendReady(server.Options{Backend: &rest.Config{Host: b.URL, BearerToken: "not-in-pass-through"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := check(httptest.NewRequest("GET", "/readyz", nil)); (err == nil) != tc.ready {
+			t.Errorf("backend answering %d: %v, want ready=%v", tc.code, err, tc.ready)
+		}
+		b.Close()
+		if err := check(httptest.NewRequest("GET", "/readyz", nil)); err == nil {
+			t.Errorf("a backend that is down is ready")
+		}
+	}
+}

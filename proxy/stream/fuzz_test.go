@@ -1,0 +1,80 @@
+package stream_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+// objects translates with the generated route table, as the proxy does.
+var objects = func() stream.Objects {
+	t := body.New(translate.NewTable(routes.Routes))
+	return stream.Objects{APIVersion: translate.ToUpstream.APIVersion, Object: t.Upstream, Status: t.Upstream}
+}()
+
+const machine = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":"ns",` +
+	`"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]},` +
+	`"spec":{"clusterName":"c","infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
+
+// FuzzList: whatever the backend sends as a list, List never panics, and what it writes when it
+// succeeds is one JSON value.
+func FuzzList(f *testing.F) {
+	for _, seed := range []string{
+		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"1"},"items":[` + machine + `]}`,
+		`{"items":null}`, `{"items":[]}`, `{"items":[1,"a",null]}`, `{"items":{}}`, `[]`, `{`, ``, `{"items":[{}]} {}`,
+		`{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","items":[{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta1"}]}}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		if err := stream.List(&out, bytes.NewReader(data), objects); err != nil {
+			return
+		}
+		if !json.Valid(out.Bytes()) {
+			t.Errorf("List(%q) wrote invalid JSON %q", data, out.Bytes())
+		}
+	})
+}
+
+// FuzzWatch: whatever the backend sends as a watch, Watch never panics, writes only whole JSON events
+// one per line, and ends a stream it cannot translate with an ERROR event.
+func FuzzWatch(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"ADDED","object":` + machine + "}\n" + `{"type":"BOOKMARK","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"resourceVersion":"2"}}}` + "\n",
+		`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","code":410,"message":"machines.cluster.hypershift.openshift.io gone"}}`,
+		`{"type":"DELETED","object":{}}`, `{"object":{},"type":"ADDED"}`, `{"type":"NOPE","object":{}}`, `{"type":1}`, `[]`, `{"type":"ADDED","obj`,
+		"\n\n", `{"type":"MODIFIED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","spec":[]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		err := stream.Watch(&out, nil, bytes.NewReader(data), objects)
+		var last []byte
+		lines := bufio.NewScanner(&out)
+		lines.Buffer(nil, len(data)*4+1<<16)
+		for lines.Scan() {
+			last = append(last[:0], lines.Bytes()...)
+			if !json.Valid(last) {
+				t.Fatalf("Watch(%q) wrote the invalid event %q", data, last)
+			}
+		}
+		var writeErr *stream.WriteError
+		if err == nil || errors.As(err, &writeErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return
+		}
+		var event struct{ Type string }
+		if json.Unmarshal(last, &event); event.Type != "ERROR" {
+			t.Errorf("Watch(%q) failed (%v) without an ERROR event; last line %q", data, err, last)
+		}
+	})
+}
