@@ -23,9 +23,8 @@
 // off (the client sees a truncated body); a watch ends with an ERROR event.
 //
 // Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
-// ownerReferences to mapped groups are not translated (mapped resources always get JSON); of Table and
-// PartialObjectMetadata answers only apiVersion and metadata are translated, not Table cells; OpenAPI,
-// customresourcedefinitions, Events' involvedObject and SubjectAccessReviews are not translated yet;
+// ownerReferences to mapped groups are not translated (mapped resources always get JSON); Table cells
+// are printed text and are not translated; OpenAPI and customresourcedefinitions are not translated yet;
 // translated responses reach the client uncompressed (the backend leg is still gzip'ed by the transport).
 package server
 
@@ -39,6 +38,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -225,20 +225,22 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 
 	default:
 		// Any other resource, or a subresource such as scale (autoscaling/v1 Scale, no mapped group):
-		// only metadata can name a mapped group.
+		// only metadata can name a mapped group, and the fields of the few built-in kinds that point at
+		// other objects (an Event's involvedObject, ...).
+		paths := body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 		switch mediaType {
 		case body.JSON:
 			data, err := readBody(r, s.maxBody)
 			if err != nil {
 				return nil, err
 			}
-			out, err := body.Paths(translate.ToPrivate, data, translate.MetadataPaths)
+			out, err := body.Paths(translate.ToPrivate, data, paths)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
 			setBody(r, r.Header.Get("Content-Type"), out)
 		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
-			return nil, s.translatePatch(r, mediaType, translate.MetadataPaths)
+			return nil, s.translatePatch(r, mediaType, paths)
 		case body.Protobuf:
 			// Built-in types in protobuf (controller-runtime's default for them): when the body names a
 			// mapped group, transcode it to JSON with client-go's scheme and translate that.
@@ -254,7 +256,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the protobuf request body: %v", err))
 			}
-			out, err := body.Paths(translate.ToPrivate, jsonData, translate.MetadataPaths)
+			out, err := body.Paths(translate.ToPrivate, jsonData, paths)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
@@ -302,9 +304,10 @@ func (s *server) translateResponse(req classify.Request, resp *http.Response) er
 	if err := gunzip(resp); err != nil {
 		return err
 	}
+	upstream := s.bodies.UpstreamOf(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     s.bodies.Upstream,
+		Object:     upstream,
 		Status:     s.bodies.Upstream,
 	}
 	_, params := negotiate.MediaType(resp.Header.Get("Content-Type"))
@@ -322,7 +325,7 @@ func (s *server) translateResponse(req classify.Request, resp *http.Response) er
 		})
 	default:
 		// A single object, a Status, or a Table.
-		return replaceBody(resp, s.bodies.Upstream)
+		return replaceBody(resp, upstream)
 	}
 }
 

@@ -14,7 +14,6 @@
 package stream
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +21,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 )
 
 // Objects says how to translate what a stream carries. Every func is called synchronously and must not
@@ -280,33 +281,18 @@ func objectAPIVersion(obj []byte, translate func(string) string) ([]byte, error)
 // rewriteMembers copies the members of the JSON object obj in their order, each value passed through fn
 // (which returns it as it is, or rewritten). what names obj in errors.
 func rewriteMembers(obj []byte, what string, fn func(key string, raw json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if err := expectDelim(dec, '{', what); err != nil {
-		return nil, err
+	var fnErr error
+	out, err := jsonx.Members(obj, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		raw, fnErr = fn(key, raw)
+		return raw, fnErr
+	})
+	switch {
+	case fnErr != nil:
+		return nil, fnErr
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var out bytes.Buffer
-	w := &writer{w: &out}
-	w.write([]byte{'{'})
-	for first := true; dec.More(); first = false {
-		key, err := readKey(dec)
-		if err != nil {
-			return nil, err
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("member %q: %w", key, err)
-		}
-		if raw, err = fn(key, raw); err != nil {
-			return nil, err
-		}
-		if !first {
-			w.write([]byte{','})
-		}
-		w.string(key)
-		w.write([]byte{':'})
-		w.write(raw)
-	}
-	return append(out.Bytes(), '}'), nil
+	return out, nil
 }
 
 // apiVersion translates a raw JSON apiVersion value, which must be a string.

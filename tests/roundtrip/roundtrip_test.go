@@ -57,17 +57,7 @@ func TestRoundTrip(t *testing.T) {
 func roundTrip(t *testing.T, codec translate.Kind) {
 	seed := rand.Int63()
 	rnd := rand.New(rand.NewSource(seed))
-	filler := randfill.NewWithSeed(seed).NilChance(0.2).NumElements(0, 2).MaxDepth(8).Funcs(
-		// Free-form JSON must hold valid JSON to survive an encode.
-		func(j *json.RawMessage, c randfill.Continue) { *j = json.RawMessage(`{"a":1}`) },
-		// kubeadm bootstrap tokens encode as "<id>.<secret>" and reject anything else.
-		func(b *bootstrapv1beta1.BootstrapTokenString, c randfill.Continue) {
-			b.ID, b.Secret = "abcdef", "0123456789abcdef"
-		},
-		func(b *bootstrapv1beta2.BootstrapTokenString, c randfill.Continue) {
-			b.ID, b.Secret = "abcdef", "0123456789abcdef"
-		},
-	)
+	filler := newFiller(seed)
 	for i := 0; i < iterations; i++ {
 		up, priv := codec.New()
 		if reflect.TypeOf(up).Elem().Size() != reflect.TypeOf(priv).Elem().Size() {
@@ -122,6 +112,21 @@ func roundTrip(t *testing.T, codec translate.Kind) {
 			t.Fatalf("seed %d: JSON round trip differs (-want +got):\n%s", seed, cmp.Diff(a, b))
 		}
 	}
+}
+
+// newFiller fills upstream objects at random with values their JSON codec accepts.
+func newFiller(seed int64) *randfill.Filler {
+	return randfill.NewWithSeed(seed).NilChance(0.2).NumElements(0, 2).MaxDepth(8).Funcs(
+		// Free-form JSON must hold valid JSON to survive an encode.
+		func(j *json.RawMessage, c randfill.Continue) { *j = json.RawMessage(`{"a":1}`) },
+		// kubeadm bootstrap tokens encode as "<id>.<secret>" and reject anything else.
+		func(b *bootstrapv1beta1.BootstrapTokenString, c randfill.Continue) {
+			b.ID, b.Secret = "abcdef", "0123456789abcdef"
+		},
+		func(b *bootstrapv1beta2.BootstrapTokenString, c randfill.Continue) {
+			b.ID, b.Secret = "abcdef", "0123456789abcdef"
+		},
+	)
 }
 
 func deepCopyJSON(t *testing.T, v any) any {
