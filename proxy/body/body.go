@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +68,7 @@ func New(table *translate.Table) *Translator { return &Translator{table: table} 
 //     (a backend CRD newer than the proxy), explicitly set zero values, null versus absent, member
 //     order and number formatting all reach the client as the backend sent them;
 //   - a meta.k8s.io Table: each row's object, translated by these same rules;
+//   - a list (a kind named "...List"): each item, by these same rules;
 //   - a built-in kind with group-carrying fields of its own (an Event's involvedObject, a
 //     SubjectAccessReview's resourceAttributes, see builtinKinds): those and metadata;
 //   - anything else: apiVersion and metadata (ownerReferences, managedFields).
@@ -105,6 +107,8 @@ func (t *Translator) upstream(data []byte, fallback *translate.Node) ([]byte, er
 		return t.tableRows(data)
 	case gvk.Kind == "":
 		return Paths(d, data, fallback)
+	case strings.HasSuffix(gvk.Kind, "List"):
+		return t.listItems(data, fallback)
 	}
 	if route, ok := t.table.ByPrivateKind(gvk); ok {
 		out, err := Paths(d, data, route.Paths)
@@ -117,6 +121,29 @@ func (t *Translator) upstream(data []byte, fallback *translate.Node) ([]byte, er
 		return Paths(d, data, k.paths)
 	}
 	return Paths(d, data, objectPaths)
+}
+
+// listItems translates a whole list (package stream translates the lists it streams itself): apiVersion
+// and metadata, and each of its items by these same rules.
+func (t *Translator) listItems(data []byte, fallback *translate.Node) ([]byte, error) {
+	return jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		switch key {
+		case "items":
+			if string(raw) == "null" {
+				return raw, nil
+			}
+			return jsonx.Elements(raw, func(i int, item json.RawMessage) (json.RawMessage, error) {
+				out, err := t.upstream(item, fallback)
+				if err != nil {
+					return nil, fmt.Errorf("item %d: %w", i, err)
+				}
+				return out, nil
+			})
+		case "apiVersion", "metadata":
+			return Paths(translate.ToUpstream, raw, objectPaths.Fields[key])
+		}
+		return raw, nil
+	})
 }
 
 // tableRows translates the object of each row of a meta.k8s.io Table (a PartialObjectMetadata by default, the

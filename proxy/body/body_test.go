@@ -250,6 +250,11 @@ func TestUpstreamKeepsEveryOtherByte(t *testing.T) {
 			`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":[{"name":"Name","type":"string"}],` +
 				`"rows":[{"cells":["m"],"object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"name":"m"},` +
 				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}},{"cells":["n"],"object":null}]}`},
+		{"a whole list",
+			`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":[` +
+				`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","managedFields":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}]}` + "\n",
+			`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":[` +
+				`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","managedFields":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}]}` + "\n"},
 		{"core event",
 			`{"kind":"Event","apiVersion":"v1","metadata":{"name":"e"},"involvedObject":{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","name":"m"},"reason":"Created cluster.hypershift.openshift.io"}`,
 			`{"kind":"Event","apiVersion":"v1","metadata":{"name":"e"},"involvedObject":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","name":"m"},"reason":"Created cluster.hypershift.openshift.io"}`},
@@ -281,5 +286,28 @@ func TestUpstreamOfListItems(t *testing.T) {
 	}
 	if got := RequestPaths(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}).Pointer("/spec/resourceAttributes/group"); got == nil || got.Value != translate.GroupValue {
 		t.Errorf("RequestPaths(selfsubjectaccessreviews) lacks spec.resourceAttributes.group")
+	}
+}
+
+func TestFieldSelector(t *testing.T) {
+	events := schema.GroupResource{Resource: "events"}
+	for _, tc := range []struct {
+		gr       schema.GroupResource
+		in, want string
+	}{
+		{events, "involvedObject.apiVersion=cluster.x-k8s.io/v1beta2,involvedObject.name=m1", "involvedObject.apiVersion=cluster.hypershift.openshift.io/v1beta2,involvedObject.name=m1"},
+		{events, "involvedObject.apiVersion!=apps/v1", "involvedObject.apiVersion!=apps/v1"},
+		{events, "involvedObject.name=cluster.x-k8s.io", "involvedObject.name=cluster.x-k8s.io"},
+		{schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "regarding.apiVersion=cluster.x-k8s.io/v1beta2", "regarding.apiVersion=cluster.hypershift.openshift.io/v1beta2"},
+		{schema.GroupResource{Resource: "pods"}, "involvedObject.apiVersion=cluster.x-k8s.io/v1beta2", "involvedObject.apiVersion=cluster.x-k8s.io/v1beta2"},
+		{events, "", ""},
+	} {
+		got, err := FieldSelector(translate.ToPrivate, tc.gr, tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("FieldSelector(%s, %q) = %q, %v; want %q", tc.gr, tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := FieldSelector(translate.ToPrivate, events, "a=b=c"); !apierrors.IsBadRequest(err) {
+		t.Errorf("a malformed selector: %v, want BadRequest", err)
 	}
 }

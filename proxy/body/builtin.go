@@ -11,6 +11,8 @@ type builtinKind struct {
 	kind     schema.GroupKind
 	resource string
 	paths    *translate.Node
+	// selectable are the field selector keys whose values carry a group, with what they hold.
+	selectable map[string]translate.ValueKind
 }
 
 // builtinKinds are the built-in kinds whose own fields can name a CAPI object or group, with those
@@ -24,8 +26,10 @@ type builtinKind struct {
 //   - authorization.k8s.io SelfSubjectRulesReview: the groups of status.resourceRules;
 //   - autoscaling HorizontalPodAutoscaler: spec.scaleTargetRef (a MachineDeployment's scale subresource).
 var builtinKinds = []builtinKind{
-	builtin("", "Event", "events", "involvedObject.apiVersion=apiVersion", "related.apiVersion=apiVersion"),
-	builtin("events.k8s.io", "Event", "events", "regarding.apiVersion=apiVersion", "related.apiVersion=apiVersion"),
+	builtin("", "Event", "events", "involvedObject.apiVersion=apiVersion", "related.apiVersion=apiVersion").
+		selects("involvedObject.apiVersion", translate.APIVersionValue),
+	builtin("events.k8s.io", "Event", "events", "regarding.apiVersion=apiVersion", "related.apiVersion=apiVersion").
+		selects("regarding.apiVersion", translate.APIVersionValue),
 	builtin("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", "spec.resourceAttributes.group=group"),
 	builtin("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews", "spec.resourceAttributes.group=group"),
 	builtin("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", "spec.resourceAttributes.group=group"),
@@ -41,6 +45,14 @@ func builtin(group, kind, resource string, specs ...string) builtinKind {
 		resource: resource,
 		paths:    translate.Paths(append([]string{"apiVersion=apiVersion", "metadata=objectMeta"}, specs...)...),
 	}
+}
+
+func (k builtinKind) selects(key string, v translate.ValueKind) builtinKind {
+	if k.selectable == nil {
+		k.selectable = map[string]translate.ValueKind{}
+	}
+	k.selectable[key] = v
+	return k
 }
 
 func indexBuiltins() (map[schema.GroupKind]builtinKind, map[schema.GroupResource]builtinKind) {

@@ -160,6 +160,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Let the transport negotiate gzip with the backend and decompress it before translation.
 		r.Header.Del("Accept-Encoding")
 	}
+	if err := translateQuery(r, req); err != nil {
+		status.Write(w, err)
+		return
+	}
 	warnings, err := s.translateRequest(r, req)
 	if err != nil {
 		status.Write(w, err)
@@ -310,7 +314,6 @@ func (s *server) translateResponse(req classify.Request, resp *http.Response) er
 		Object:     upstream,
 		Status:     s.bodies.Upstream,
 	}
-	_, params := negotiate.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
 		// An error: a Status.
@@ -319,7 +322,7 @@ func (s *server) translateResponse(req classify.Request, resp *http.Response) er
 		return streamBody(resp, false, func(dst io.Writer, flush func() error, src io.Reader) error {
 			return stream.Watch(dst, flush, src, objects)
 		})
-	case (req.Verb == "list" || req.Verb == "deletecollection") && params["as"] != "Table":
+	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
 		return streamBody(resp, true, func(dst io.Writer, _ func() error, src io.Reader) error {
 			return stream.List(dst, src, objects)
 		})

@@ -42,8 +42,8 @@ func Encode(v any) ([]byte, error) {
 }
 
 // Members copies the members of the JSON object obj in their order, each value passed through fn, which
-// returns it as it is or rewritten; a nil result drops the member. Whitespace between tokens is not kept.
-// It fails if obj is not one JSON object, or with fn's error.
+// returns it as it is or rewritten; a nil result drops the member. Whitespace between tokens is not kept,
+// whitespace after the object is. It fails if obj is not one JSON object, or with fn's error.
 func Members(obj []byte, fn func(key string, raw json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if err := expectDelim(dec, '{'); err != nil {
@@ -81,12 +81,12 @@ func Members(obj []byte, fn func(key string, raw json.RawMessage) (json.RawMessa
 	if err := expectEnd(dec, '}'); err != nil {
 		return nil, err
 	}
-	return append(out, '}'), nil
+	return append(append(out, '}'), trailingSpace(obj)...), nil
 }
 
 // Elements copies the elements of the JSON array arr in their order, each passed through fn with its
 // index, which returns it as it is or rewritten; a nil result drops the element. It fails if arr is not
-// one JSON array, or with fn's error.
+// one JSON array, or with fn's error. Whitespace after the array is kept.
 func Elements(arr []byte, fn func(i int, raw json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(arr))
 	if err := expectDelim(dec, '['); err != nil {
@@ -116,7 +116,7 @@ func Elements(arr []byte, fn func(i int, raw json.RawMessage) (json.RawMessage, 
 	if err := expectEnd(dec, ']'); err != nil {
 		return nil, err
 	}
-	return append(out, ']'), nil
+	return append(append(out, ']'), trailingSpace(arr)...), nil
 }
 
 func expectDelim(dec *json.Decoder, want json.Delim) error {
@@ -142,6 +142,10 @@ func expectEnd(dec *json.Decoder, want json.Delim) error {
 		return fmt.Errorf("invalid character after top-level value at offset %d", dec.InputOffset())
 	}
 	return nil
+}
+
+func trailingSpace(data []byte) []byte {
+	return data[len(bytes.TrimRight(data, " \t\r\n")):]
 }
 
 func appendKey(dst []byte, key string) []byte {

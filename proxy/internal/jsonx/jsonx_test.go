@@ -29,7 +29,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestMembersAndElements(t *testing.T) {
-	out, err := Members([]byte(`{"b":1, "a":{"x":2},"drop":true,"c":[1,2]}`), func(key string, raw json.RawMessage) (json.RawMessage, error) {
+	out, err := Members([]byte(`{"b":1, "a":{"x":2},"drop":true,"c":[1,2]}`+"\n"), func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		switch key {
 		case "drop":
 			return nil, nil
@@ -46,7 +46,7 @@ func TestMembersAndElements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"b":1,"a":{"x":2},"c":["two"]}`; string(out) != want {
+	if want := `{"b":1,"a":{"x":2},"c":["two"]}` + "\n"; string(out) != want {
 		t.Errorf("got %s, want %s", out, want)
 	}
 	keep := func(_ string, raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
