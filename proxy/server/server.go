@@ -12,6 +12,9 @@
 //  4. translate the response: Warning headers, Status bodies, single objects, and lists and watches
 //     streamed object by object (package stream).
 //
+// customresourcedefinitions take their own way (crd.go, package crd): the private CRDs are served under
+// their upstream names.
+//
 // Authentication is pass-through: the proxy uses only the backend's address and TLS trust, never its own
 // credentials, and forwards the client's Authorization header unchanged, so a client can never do through
 // the proxy what the apiserver would refuse it.
@@ -24,7 +27,7 @@
 //
 // Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
 // ownerReferences to mapped groups are not translated (mapped resources always get JSON); Table cells
-// are printed text and are not translated; OpenAPI and customresourcedefinitions are not translated yet;
+// are printed text and are not translated; OpenAPI is not translated yet;
 // translated responses reach the client uncompressed (the backend leg is still gzip'ed by the transport).
 package server
 
@@ -45,6 +48,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -83,6 +87,7 @@ type server struct {
 	classifier *classify.Classifier
 	bodies     *body.Translator
 	discovery  *discovery.Rewriter
+	crds       *crd.Names
 	maxBody    int64
 	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
 	proxy, upgrades *httputil.ReverseProxy
@@ -111,6 +116,7 @@ func New(o Options) (http.Handler, error) {
 		classifier: classify.New(o.Routes),
 		bodies:     body.New(o.Routes),
 		discovery:  discovery.New(o.Routes),
+		crds:       crd.New(o.Routes),
 		maxBody:    o.MaxRequestBodyBytes,
 	}
 	s.proxy = &httputil.ReverseProxy{
@@ -159,6 +165,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// Let the transport negotiate gzip with the backend and decompress it before translation.
 		r.Header.Del("Accept-Encoding")
+		if req.Group == crd.Resource.Group && req.Resource == crd.Resource.Resource {
+			s.serveCRD(w, r, ex)
+			return
+		}
 	}
 	if err := translateQuery(r, req); err != nil {
 		status.Write(w, err)
@@ -301,6 +311,13 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 
 // translateResponse translates the backend's response to a Mapped or Other request, in place.
 func (s *server) translateResponse(req classify.Request, resp *http.Response) error {
+	return s.translateObjects(req, resp, s.bodies.UpstreamOf(schema.GroupResource{Group: req.Group, Resource: req.Resource}))
+}
+
+// translateObjects translates the backend's response to a resource request, in place: the objects it
+// holds (the object, a list's items, watch events' objects) with upstream, Status bodies and Warning
+// headers by their own rules.
+func (s *server) translateObjects(req classify.Request, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
 	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
@@ -308,7 +325,6 @@ func (s *server) translateResponse(req classify.Request, resp *http.Response) er
 	if err := gunzip(resp); err != nil {
 		return err
 	}
-	upstream := s.bodies.UpstreamOf(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
 		Object:     upstream,

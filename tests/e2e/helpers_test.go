@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -19,6 +20,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 )
@@ -29,6 +31,8 @@ const (
 )
 
 func init() {
+	// controller-runtime's caches log through it; without one set it complains at length.
+	ctrllog.SetLogger(logr.Discard())
 	// Built-in kinds that point at CAPI objects, or that CAPI's controllers use beside them.
 	for _, add := range []func(*runtime.Scheme) error{autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, eventsv1.AddToScheme,
 		authorizationv1.AddToScheme, rbacv1.AddToScheme} {
