@@ -1,10 +1,7 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -129,34 +126,12 @@ func (s *server) crdCollectionRequest(r *http.Request, req classify.Request) err
 	return nil
 }
 
-// getPrivateCRD reads a private CRD from the backend with the client's own credentials (its
-// Authorization and impersonation headers), as the check of an update needs it.
+// getPrivateCRD reads a private CRD from the backend with the client's own credentials, as the check of
+// an update needs it.
 func (s *server) getPrivateCRD(r *http.Request, privateName string) ([]byte, error) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	u := *s.backend
-	u.Path = joinPath(s.backend.Path, "/apis/"+crd.Resource.Group+"/v1/"+crd.Resource.Resource+"/"+privateName)
-	get, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	resp, data, err := s.backendGet(r, "/apis/"+crd.Resource.Group+"/v1/"+crd.Resource.Resource+"/"+privateName, body.JSON, "")
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	for k, v := range r.Header {
-		if k == "Authorization" || strings.HasPrefix(k, "Impersonate-") {
-			get.Header[k] = v
-		}
-	}
-	get.Header.Set("Accept", body.JSON)
-	resp, err := s.proxy.Transport.RoundTrip(get)
-	if err != nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the backend kube-apiserver is unavailable: %v", err))
-	}
-	defer resp.Body.Close()
-	if err := gunzip(resp); err != nil {
 		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("reading the backend's response: %v", err))
 	}
 	if resp.StatusCode != http.StatusOK {
 		var st metav1.Status

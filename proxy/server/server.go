@@ -13,7 +13,8 @@
 //     streamed object by object (package stream).
 //
 // customresourcedefinitions take their own way (crd.go, package crd): the private CRDs are served under
-// their upstream names.
+// their upstream names. So do the OpenAPI documents (openapi.go, package openapi), translated once per
+// backend version and served in JSON or protobuf.
 //
 // Authentication is pass-through: the proxy uses only the backend's address and TLS trust, never its own
 // credentials, and forwards the client's Authorization header unchanged, so a client can never do through
@@ -27,7 +28,7 @@
 //
 // Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
 // ownerReferences to mapped groups are not translated (mapped resources always get JSON); Table cells
-// are printed text and are not translated; OpenAPI is not translated yet;
+// are printed text and are not translated;
 // translated responses reach the client uncompressed (the backend leg is still gzip'ed by the transport).
 package server
 
@@ -38,6 +39,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,6 +54,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -88,7 +91,10 @@ type server struct {
 	bodies     *body.Translator
 	discovery  *discovery.Rewriter
 	crds       *crd.Names
-	maxBody    int64
+	openapi    *openapi.Rewriter
+	// openapiDocs holds the translated OpenAPI documents, by backend path.
+	openapiDocs *openapi.Cache
+	maxBody     int64
 	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
 	proxy, upgrades *httputil.ReverseProxy
 }
@@ -112,12 +118,14 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	s := &server{
-		backend:    b.url,
-		classifier: classify.New(o.Routes),
-		bodies:     body.New(o.Routes),
-		discovery:  discovery.New(o.Routes),
-		crds:       crd.New(o.Routes),
-		maxBody:    o.MaxRequestBodyBytes,
+		backend:     b.url,
+		classifier:  classify.New(o.Routes),
+		bodies:      body.New(o.Routes),
+		discovery:   discovery.New(o.Routes),
+		crds:        crd.New(o.Routes),
+		openapi:     openapi.New(o.Routes),
+		openapiDocs: openapi.NewCache(),
+		maxBody:     o.MaxRequestBodyBytes,
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
@@ -141,6 +149,9 @@ func New(o Options) (http.Handler, error) {
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	req := ex.req
+	if !req.IsResource && strings.HasPrefix(r.URL.Path, "/openapi/") && s.serveOpenAPI(w, r) {
+		return
+	}
 	switch req.Class {
 	case classify.Private:
 		// The backend authorizes private paths itself; nothing to translate either way.
