@@ -10,9 +10,8 @@
 // apiVersion and metadata (ownerReferences, managedFields) for any other object. A body that does not
 // contain the name of a group to translate is returned as it is, without being decoded.
 //
-// Only JSON (and YAML, converted to JSON) is handled. Protobuf and CBOR bodies are a known limit: the
-// proxy keeps them off mapped resources by negotiating JSON, and forwards them untouched elsewhere, so
-// their ownerReferences to mapped groups are not translated.
+// Only JSON (and YAML, converted to JSON) is translated. The proxy negotiates JSON answers, and
+// ProtobufToJSON and CBORToJSON transcode the protobuf and CBOR request bodies it must translate.
 package body
 
 import (

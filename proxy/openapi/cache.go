@@ -28,16 +28,36 @@ type Document struct {
 	JSON         []byte
 	LastModified time.Time
 
-	v3       bool
-	once     sync.Once
-	protobuf []byte
-	err      error
+	v3      bool
+	mu      sync.Mutex
+	derived map[string]derivedForm
+}
+
+type derivedForm struct {
+	data []byte
+	err  error
+}
+
+// Derived returns a form of the document derived from it (protobuf, a compressed form, ...), made by
+// make once and kept under key for the document's life.
+func (d *Document) Derived(key string, make func() ([]byte, error)) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f, ok := d.derived[key]; ok {
+		return f.data, f.err
+	}
+	data, err := make()
+	if d.derived == nil {
+		d.derived = map[string]derivedForm{}
+	}
+	d.derived[key] = derivedForm{data, err}
+	return data, err
 }
 
 // Protobuf returns the document in the protobuf form kube-apiserver serves (gnostic's openapi_v2 or
 // openapi_v3 Document), transcoded from JSON once: a large v2 document takes a good part of a second.
 func (d *Document) Protobuf() ([]byte, error) {
-	d.once.Do(func() {
+	return d.Derived("protobuf", func() ([]byte, error) {
 		var msg proto.Message
 		var err error
 		if d.v3 {
@@ -46,12 +66,10 @@ func (d *Document) Protobuf() ([]byte, error) {
 			msg, err = openapiv2.ParseDocument(d.JSON)
 		}
 		if err != nil {
-			d.err = fmt.Errorf("transcoding the OpenAPI document to protobuf: %w", err)
-			return
+			return nil, fmt.Errorf("transcoding the OpenAPI document to protobuf: %w", err)
 		}
-		d.protobuf, d.err = proto.Marshal(msg)
+		return proto.Marshal(msg)
 	})
-	return d.protobuf, d.err
 }
 
 // Cache holds the last translation of each document by its backend path, so that a document is

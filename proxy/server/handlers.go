@@ -16,6 +16,9 @@ import (
 type exchange struct {
 	req     classify.Request
 	respond func(*http.Response) error
+	// gzip is set when the client accepts a gzip'ed answer (the proxy asks the backend for gzip itself and
+	// decompresses it to translate).
+	gzip bool
 }
 
 type exchangeKey struct{}

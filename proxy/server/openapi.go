@@ -114,6 +114,15 @@ func (s *server) openAPIDocument(w http.ResponseWriter, r *http.Request, backend
 			h.Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
 		}
 	}
+	if acceptsGzip(r.Header) && len(out) > gzipThreshold {
+		raw := out
+		if out, err = doc.Derived("gzip "+contentType, func() ([]byte, error) { return gzipBytes(raw) }); err != nil {
+			status.Write(w, apierrors.NewInternalError(err))
+			return
+		}
+		h.Set("Content-Encoding", "gzip")
+		h.Add("Vary", "Accept-Encoding")
+	}
 	http.ServeContent(w, r, "", doc.LastModified, bytes.NewReader(out))
 }
 

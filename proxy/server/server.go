@@ -26,10 +26,14 @@
 // response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
 // off (the client sees a truncated body); a watch ends with an ERROR event.
 //
-// Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
-// ownerReferences to mapped groups are not translated (mapped resources always get JSON); Table cells
-// are printed text and are not translated;
-// translated responses reach the client uncompressed (the backend leg is still gzip'ed by the transport).
+// Protobuf and CBOR: Accept is narrowed to JSON for every resource request (client-go decodes the answer
+// by its Content-Type); a protobuf or CBOR request body is transcoded to JSON when it must be translated
+// (always for a mapped resource, else when it names a mapped group) and forwarded untouched otherwise.
+// Table cells are printed text and are not translated.
+//
+// gzip: the backend leg is gzip'ed by the transport and decompressed for translation; a translated answer
+// larger than 128 KiB is gzip'ed again for a client that accepts it, as kube-apiserver does (watches are
+// not); an answer the proxy passes through keeps the backend's encoding.
 package server
 
 import (
@@ -159,6 +163,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case classify.Discovery:
 		discovery.Request(r.Header)
+		ex.gzip = acceptsGzip(r.Header)
 		r.Header.Del("Accept-Encoding")
 		ex.respond = s.discoveryResponse
 		s.proxy.ServeHTTP(w, r)
@@ -174,7 +179,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// the JSON answer by its Content-Type.
 			r.Header.Set("Accept", negotiate.JSONAccept(r.Header.Values("Accept")))
 		}
-		// Let the transport negotiate gzip with the backend and decompress it before translation.
+		// Let the transport negotiate gzip with the backend and decompress it before translation; the
+		// translation is compressed for the client again if it is large (compress.go).
+		ex.gzip = acceptsGzip(r.Header)
 		r.Header.Del("Accept-Encoding")
 		if req.Group == crd.Resource.Group && req.Resource == crd.Resource.Resource {
 			s.serveCRD(w, r, ex)
@@ -213,6 +220,14 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 	}
 	mediaType, _ := negotiate.MediaType(r.Header.Get("Content-Type"))
 	wholeObject := req.Class == classify.Mapped && (req.Subresource == "" || req.Subresource == "status")
+	if mediaType == body.CBOR && req.Verb != "patch" {
+		// Only JSON can be translated: transcode a CBOR object (client-go's ClientsPreferCBOR), which every
+		// apiserver also takes as JSON. The answer comes in JSON too (Accept was narrowed).
+		var err error
+		if mediaType, err = s.transcodeCBOR(r, req.Class == classify.Mapped); err != nil {
+			return nil, err
+		}
+	}
 
 	switch {
 	case wholeObject && req.Verb != "patch":
@@ -398,5 +413,11 @@ func modifyResponse(resp *http.Response) error {
 	if ex == nil || ex.respond == nil {
 		return nil
 	}
-	return ex.respond(resp)
+	if err := ex.respond(resp); err != nil {
+		return err
+	}
+	if ex.gzip && !ex.req.Watch {
+		return compress(resp)
+	}
+	return nil
 }
