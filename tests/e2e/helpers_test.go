@@ -18,8 +18,11 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
@@ -197,4 +200,14 @@ func field(v any, path string) any {
 		}
 	}
 	return v
+}
+
+// mustCreateCluster creates a Cluster "c1" through the proxy, to own the objects of a test: owners must
+// exist, or the garbage collector deletes what they own.
+func mustCreateCluster(t *testing.T, c client.Client, ns string) *clusterv1.Cluster {
+	t.Helper()
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: ns},
+		Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
+	mustCreate(t, c, cluster)
+	return cluster
 }

@@ -25,10 +25,7 @@ func TestPatchesScaleAndDeleteCollection(t *testing.T) {
 	ctx := context.Background()
 	c, directClient := clients(t)
 	ns := namespace(t, c)
-	// Owners must exist, or the garbage collector deletes what they own.
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: ns},
-		Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
-	mustCreate(t, c, cluster)
+	cluster := mustCreateCluster(t, c, ns)
 	labels1 := map[string]string{clusterNameLabel: "c1"}
 	md := &clusterv1.MachineDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "md1", Namespace: ns, Labels: labels1},

@@ -107,10 +107,7 @@ func TestServerSideApply(t *testing.T) {
 
 	t.Run("a controller's forced apply of an unstructured object", func(t *testing.T) {
 		// As CAPI's internal/util/ssa does: ApplyConfigurationFromUnstructured, ForceOwnership.
-		// Owners must exist, or the garbage collector deletes what they own.
-		cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: nsProxy},
-			Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
-		mustCreate(t, c, cluster)
+		cluster := mustCreateCluster(t, c, nsProxy)
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
 			"metadata": map[string]any{"name": "m1", "namespace": nsProxy,

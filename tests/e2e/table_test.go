@@ -31,9 +31,7 @@ func TestTableAndMetadataOnly(t *testing.T) {
 	ctx := context.Background()
 	c, _ := clients(t)
 	ns := namespace(t, c)
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: ns},
-		Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
-	mustCreate(t, c, cluster)
+	cluster := mustCreateCluster(t, c, ns)
 	m := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: "m0", Namespace: ns, Labels: map[string]string{clusterNameLabel: "c1"},
 			OwnerReferences: []metav1.OwnerReference{owner(cluster, "Cluster")}},

@@ -45,9 +45,7 @@ func TestWire(t *testing.T) {
 	c, directClient := clients(t)
 	ns := namespace(t, c)
 	rp, rd := viaProxy(t), direct(t)
-	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: ns},
-		Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
-	mustCreate(t, c, cluster)
+	cluster := mustCreateCluster(t, c, ns)
 	// One Machine larger than kube-apiserver's gzip threshold (128 KiB), one small.
 	big := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: ns,
 		Annotations: map[string]string{"e2e/padding": strings.Repeat("x", 150<<10)}}, Spec: machineSpec("c1", "big")}
@@ -158,4 +156,3 @@ func TestWire(t *testing.T) {
 		}
 	})
 }
-
