@@ -2,14 +2,16 @@
 // private groups. Streams (lists, watches) are package stream's job; it calls Translator.Upstream once
 // per item or event.
 //
-// Whole objects of a mapped kind go through their route's typed codec (route.Object), everything else
-// through the trees of group-carrying JSON paths (translate.Node): the route's Paths for patches of a
-// mapped kind, translate.MetadataPaths (ownerReferences, managedFields) for any other object. A body that
-// does not contain the name of a group to translate is returned as it is, without being decoded.
+// The bodies of creates and updates of a mapped kind go through their route's typed codec (route.Object),
+// which also reports the fields its Go type lacks (fieldValidation). Everything else is rewritten along
+// trees of group-carrying JSON paths (translate.Node), touching only those values and keeping every other
+// byte (translate.Direction.Rewrite): the route's Paths for objects the backend sends and for patches of a
+// mapped kind, the paths of builtinKinds for the few built-in kinds that point at other objects, and
+// apiVersion and metadata (ownerReferences, managedFields) for any other object. A body that does not
+// contain the name of a group to translate is returned as it is, without being decoded.
 //
-// Only JSON (and YAML, converted to JSON) is handled. Protobuf and CBOR bodies are a known limit: the
-// proxy keeps them off mapped resources by negotiating JSON, and forwards them untouched elsewhere, so
-// their ownerReferences to mapped groups are not translated.
+// Only JSON (and YAML, converted to JSON) is translated. The proxy negotiates JSON answers, and
+// ProtobufToJSON and CBORToJSON transcode the protobuf and CBOR request bodies it must translate.
 package body
 
 import (
@@ -17,12 +19,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
@@ -42,14 +44,10 @@ const (
 	ApplyPatchYAML      = "application/apply-patch+yaml"
 )
 
-var (
-	// objectPaths are the group-carrying paths every object has: apiVersion and metadata. It is the tree
-	// for objects without a route (non-mapped kinds, PartialObjectMetadata, autoscaling/v1 Scale).
-	objectPaths = translate.Paths("apiVersion=apiVersion", "metadata=objectMeta")
-	// tablePaths are those of a meta.k8s.io Table: the objects of its rows (PartialObjectMetadata by
-	// default). Its cells are text and are not translated.
-	tablePaths = translate.Paths("rows[].object.apiVersion=apiVersion", "rows[].object.metadata=objectMeta")
-)
+// objectPaths are the group-carrying paths every object has: apiVersion and metadata. It is the tree for
+// objects without a route and without builtinPaths (PartialObjectMetadata, autoscaling/v1 Scale, a
+// Secret).
+var objectPaths = translate.Paths("apiVersion=apiVersion", "metadata=objectMeta")
 
 // Translator translates bodies with a route table. It is safe for concurrent use.
 type Translator struct {
@@ -63,15 +61,35 @@ func New(table *translate.Table) *Translator { return &Translator{table: table} 
 // watch event) to the upstream groups, choosing by its apiVersion and kind:
 //
 //   - a metav1.Status: status.Translate;
-//   - a private kind with a route: the route's typed codec. Should the typed decode report fields its Go
-//     type does not have (a backend CRD newer than the proxy), the object is rewritten along route.Paths
-//     (which hold apiVersion and metadata too) instead, so that no field is lost;
-//   - a meta.k8s.io Table: apiVersion and metadata of the objects of its rows;
+//   - a private kind with a route: along the route's Paths, which hold every group-carrying field of
+//     the kind (the generator derives them from the same type model as the typed converters, and
+//     tests/roundtrip proves both agree), keeping every other byte: fields the proxy's Go types lack
+//     (a backend CRD newer than the proxy), explicitly set zero values, null versus absent, member
+//     order and number formatting all reach the client as the backend sent them;
+//   - a meta.k8s.io Table: each row's object, translated by these same rules;
+//   - a list (a kind named "...List"): each item, by these same rules;
+//   - a built-in kind with group-carrying fields of its own (an Event's involvedObject, a
+//     SubjectAccessReview's resourceAttributes, see builtinKinds): those and metadata;
 //   - anything else: apiVersion and metadata (ownerReferences, managedFields).
 //
 // An object that names no private group is returned as it is. It fails on malformed JSON or a value that
 // is not an object.
 func (t *Translator) Upstream(data []byte) ([]byte, error) {
+	return t.upstream(data, objectPaths)
+}
+
+// UpstreamOf returns Upstream for the objects of one resource: the items of a list of a built-in
+// resource carry no apiVersion and kind, so an object without them is translated along the paths of
+// the resource's kind (see builtinKinds), or objectPaths.
+func (t *Translator) UpstreamOf(gr schema.GroupResource) func([]byte) ([]byte, error) {
+	fallback := objectPaths
+	if k, ok := builtinByResource[gr]; ok {
+		fallback = k.paths
+	}
+	return func(data []byte) ([]byte, error) { return t.upstream(data, fallback) }
+}
+
+func (t *Translator) upstream(data []byte, fallback *translate.Node) ([]byte, error) {
 	d := translate.ToUpstream
 	if !groupnames.Mentions(d, data) {
 		return data, nil
@@ -80,26 +98,84 @@ func (t *Translator) Upstream(data []byte) ([]byte, error) {
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return nil, fmt.Errorf("decoding object: %w", err)
 	}
-	switch gvk := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind); {
+	gvk := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind)
+	switch {
 	case gvk == schema.GroupVersionKind{Version: "v1", Kind: "Status"}:
 		return status.Translate(d, data)
-	case gvk.Group == "meta.k8s.io" && gvk.Kind == "Table":
-		return Paths(d, data, tablePaths)
-	default:
-		route, ok := t.table.ByPrivateKind(gvk)
-		if !ok {
-			return Paths(d, data, objectPaths)
-		}
-		out, unknown, err := route.Object.ToUpstream(data)
+	case gvk.Group == metav1.GroupName && gvk.Kind == "Table":
+		return t.tableRows(data)
+	case gvk.Kind == "":
+		return Paths(d, data, fallback)
+	case strings.HasSuffix(gvk.Kind, "List"):
+		return t.listItems(data, fallback)
+	}
+	if route, ok := t.table.ByPrivateKind(gvk); ok {
+		out, err := Paths(d, data, route.Paths)
 		if err != nil {
 			return nil, fmt.Errorf("translating %s: %w", gvk, err)
 		}
-		if len(unknown) > 0 {
-			klog.V(2).InfoS("Object from the backend has fields its Go type lacks; rewriting along paths", "gvk", gvk, "fields", unknown)
-			return Paths(d, data, route.Paths)
-		}
 		return out, nil
 	}
+	if k, ok := builtinByKind[gvk.GroupKind()]; ok {
+		return Paths(d, data, k.paths)
+	}
+	return Paths(d, data, objectPaths)
+}
+
+// listItems translates a whole list (package stream translates the lists it streams itself): apiVersion
+// and metadata, and each of its items by these same rules.
+func (t *Translator) listItems(data []byte, fallback *translate.Node) ([]byte, error) {
+	return jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		switch key {
+		case "items":
+			if string(raw) == "null" {
+				return raw, nil
+			}
+			return jsonx.Elements(raw, func(i int, item json.RawMessage) (json.RawMessage, error) {
+				out, err := t.upstream(item, fallback)
+				if err != nil {
+					return nil, fmt.Errorf("item %d: %w", i, err)
+				}
+				return out, nil
+			})
+		case "apiVersion", "metadata":
+			return Paths(translate.ToUpstream, raw, objectPaths.Fields[key])
+		}
+		return raw, nil
+	})
+}
+
+// tableRows translates the object of each row of a meta.k8s.io Table (a PartialObjectMetadata by default, the
+// whole object with includeObject=Object). Cells are printed text and are left as they are: no printer
+// column of a mapped kind prints a group.
+func (t *Translator) tableRows(data []byte) ([]byte, error) {
+	return jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		if key != "rows" || string(raw) == "null" {
+			return raw, nil
+		}
+		return jsonx.Elements(raw, func(i int, row json.RawMessage) (json.RawMessage, error) {
+			return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+				if key != "object" || string(raw) == "null" {
+					return raw, nil
+				}
+				out, err := t.Upstream(raw)
+				if err != nil {
+					return nil, fmt.Errorf("table row %d: %w", i, err)
+				}
+				return out, nil
+			})
+		})
+	})
+}
+
+// RequestPaths returns the tree to translate a request body of a resource that is not a mapped kind:
+// the paths of its kind for a built-in resource with group-carrying fields (see builtinKinds), else
+// apiVersion and metadata.
+func RequestPaths(gr schema.GroupResource) *translate.Node {
+	if k, ok := builtinByResource[gr]; ok {
+		return k.paths
+	}
+	return objectPaths
 }
 
 // Private translates the body of a create or an update (also of the status subresource) of a mapped
@@ -179,65 +255,48 @@ func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, e
 	if !groupnames.Mentions(d, data) {
 		return data, nil
 	}
-	v, err := jsonx.Decode(data)
+	out, err := jsonx.Elements(data, func(i int, op json.RawMessage) (json.RawMessage, error) {
+		var fields struct {
+			Path  *string         `json:"path"`
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.Unmarshal(op, &fields); err != nil {
+			return nil, fmt.Errorf("JSON patch operation %d: %w", i, err)
+		}
+		if fields.Value == nil {
+			return op, nil
+		}
+		if fields.Path == nil {
+			return nil, fmt.Errorf("JSON patch operation %d: want a string \"path\"", i)
+		}
+		child := n.Pointer(*fields.Path)
+		return jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+			if key != "value" {
+				return raw, nil
+			}
+			return d.Rewrite(child, raw)
+		})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("decoding JSON patch: %w", err)
 	}
-	ops, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("decoding JSON patch: want an array of operations, got %s", jsonType(v))
-	}
-	for i, o := range ops {
-		op, ok := o.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("JSON patch operation %d: want an object, got %s", i, jsonType(o))
-		}
-		value, hasValue := op["value"]
-		if !hasValue {
-			continue
-		}
-		path, ok := op["path"].(string)
-		if !ok {
-			return nil, fmt.Errorf("JSON patch operation %d: want a string \"path\", got %s", i, jsonType(op["path"]))
-		}
-		op["value"] = d.JSON(n.Pointer(path), value)
-	}
-	return jsonx.Encode(ops)
+	return out, nil
 }
 
-// Paths translates a JSON document along the trees ns (applied one after the other) in direction d. A
-// document that names no group of d is returned as it is, without being decoded. Malformed JSON is an
-// error.
+// Paths translates a JSON document along the trees ns (applied one after the other) in direction d,
+// keeping every byte but the translated values (see translate.Direction.Rewrite). A document that names
+// no group of d is returned as it is, without being parsed. Malformed JSON is an error.
 func Paths(d translate.Direction, data []byte, ns ...*translate.Node) ([]byte, error) {
 	if !groupnames.Mentions(d, data) {
 		return data, nil
 	}
-	v, err := jsonx.Decode(data)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	for _, n := range ns {
-		v = d.JSON(n, v)
+		if data, err = d.Rewrite(n, data); err != nil {
+			return nil, err
+		}
 	}
-	return jsonx.Encode(v)
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	}
-	return fmt.Sprintf("%T", v)
+	return data, nil
 }
 
 // errEmpty is returned for a missing body where one is required.

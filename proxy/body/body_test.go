@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -231,5 +232,82 @@ func TestPatchMalformed(t *testing.T) {
 				t.Errorf("Patch = %s; want an error", out)
 			}
 		})
+	}
+}
+
+func TestUpstreamKeepsEveryOtherByte(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	for _, tc := range []struct{ name, in, want string }{
+		{"routed kind: order, zero values, null and numbers",
+			`{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"m","generation":1},` +
+				`"spec":{"providerID":"","replicas":0,"ratio":1.50,"nodeDeletionTimeout":null,"infrastructureRef":{"name":"a","apiGroup":"infrastructure.cluster.hypershift.openshift.io"}},"status":{}}`,
+			`{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"name":"m","generation":1},` +
+				`"spec":{"providerID":"","replicas":0,"ratio":1.50,"nodeDeletionTimeout":null,"infrastructureRef":{"name":"a","apiGroup":"infrastructure.cluster.x-k8s.io"}},"status":{}}`},
+		{"table with whole objects",
+			`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":[{"name":"Name","type":"string"}],` +
+				`"rows":[{"cells":["m"],"object":{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"m"},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}},{"cells":["n"],"object":null}]}`,
+			`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":[{"name":"Name","type":"string"}],` +
+				`"rows":[{"cells":["m"],"object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"name":"m"},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}},{"cells":["n"],"object":null}]}`},
+		{"a whole list",
+			`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":[` +
+				`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","managedFields":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}]}` + "\n",
+			`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":[` +
+				`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","managedFields":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}]}` + "\n"},
+		{"core event",
+			`{"kind":"Event","apiVersion":"v1","metadata":{"name":"e"},"involvedObject":{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","name":"m"},"reason":"Created cluster.hypershift.openshift.io"}`,
+			`{"kind":"Event","apiVersion":"v1","metadata":{"name":"e"},"involvedObject":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","name":"m"},"reason":"Created cluster.hypershift.openshift.io"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tr.Upstream([]byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.want {
+				t.Errorf("\n got %s\nwant %s", out, tc.want)
+			}
+		})
+	}
+}
+
+func TestUpstreamOfListItems(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	// Items of a list of a built-in resource carry no kind: the resource decides.
+	in := `{"metadata":{"name":"e"},"regarding":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"},"related":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}}`
+	want := `{"metadata":{"name":"e"},"regarding":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine"},"related":{"apiVersion":"cluster.x-k8s.io/v1beta2"}}`
+	out, err := tr.UpstreamOf(schema.GroupResource{Group: "events.k8s.io", Resource: "events"})([]byte(in))
+	if err != nil || string(out) != want {
+		t.Errorf("got %s, %v; want %s", out, err, want)
+	}
+	out, err = tr.UpstreamOf(schema.GroupResource{Resource: "secrets"})([]byte(in))
+	if err != nil || string(out) != in {
+		t.Errorf("a Secret item: got %s, %v; want it unchanged", out, err)
+	}
+	if got := RequestPaths(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}).Pointer("/spec/resourceAttributes/group"); got == nil || got.Value != translate.GroupValue {
+		t.Errorf("RequestPaths(selfsubjectaccessreviews) lacks spec.resourceAttributes.group")
+	}
+}
+
+func TestFieldSelector(t *testing.T) {
+	events := schema.GroupResource{Resource: "events"}
+	for _, tc := range []struct {
+		gr       schema.GroupResource
+		in, want string
+	}{
+		{events, "involvedObject.apiVersion=cluster.x-k8s.io/v1beta2,involvedObject.name=m1", "involvedObject.apiVersion=cluster.hypershift.openshift.io/v1beta2,involvedObject.name=m1"},
+		{events, "involvedObject.apiVersion!=apps/v1", "involvedObject.apiVersion!=apps/v1"},
+		{events, "involvedObject.name=cluster.x-k8s.io", "involvedObject.name=cluster.x-k8s.io"},
+		{schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "regarding.apiVersion=cluster.x-k8s.io/v1beta2", "regarding.apiVersion=cluster.hypershift.openshift.io/v1beta2"},
+		{schema.GroupResource{Resource: "pods"}, "involvedObject.apiVersion=cluster.x-k8s.io/v1beta2", "involvedObject.apiVersion=cluster.x-k8s.io/v1beta2"},
+		{events, "", ""},
+	} {
+		got, err := FieldSelector(translate.ToPrivate, tc.gr, tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("FieldSelector(%s, %q) = %q, %v; want %q", tc.gr, tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := FieldSelector(translate.ToPrivate, events, "a=b=c"); !apierrors.IsBadRequest(err) {
+		t.Errorf("a malformed selector: %v, want BadRequest", err)
 	}
 }

@@ -63,3 +63,19 @@ func AsksBinary(accept []string) bool {
 	}
 	return false
 }
+
+// AsksTable reports whether an Accept header value asks for the meta.k8s.io Table shape (as=Table), as
+// kubectl get does. kube-apiserver answers it with a plain application/json Content-Type, so the response
+// alone does not say it holds a Table.
+func AsksTable(accept string) bool {
+	for _, r := range strings.Split(accept, ",") {
+		_, params, _ := strings.Cut(r, ";")
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(p, "=")
+			if strings.TrimSpace(k) == "as" && strings.TrimSpace(v) == "Table" {
+				return true
+			}
+		}
+	}
+	return false
+}

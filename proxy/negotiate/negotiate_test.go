@@ -40,3 +40,17 @@ func TestIsJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestAsksTable(t *testing.T) {
+	for accept, want := range map[string]bool{
+		"application/json;as=Table;v=v1;g=meta.k8s.io,application/json":    true,
+		"application/json;g=meta.k8s.io;v=v1; as=Table":                    true,
+		"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1": false,
+		"application/json": false,
+		"application/vnd.kubernetes.protobuf;as=Tables,application/json;v=Table;as=List": false,
+	} {
+		if got := AsksTable(accept); got != want {
+			t.Errorf("AsksTable(%q) = %v, want %v", accept, got, want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // readBody reads a request body of at most limit bytes. The error is an API status: 413 for a body too
@@ -64,4 +66,24 @@ func joinPath(prefix, path string) string {
 		return path
 	}
 	return strings.TrimSuffix(prefix, "/") + "/" + strings.TrimPrefix(path, "/")
+}
+
+// transcodeCBOR replaces a CBOR request body by its JSON form when it must be translated: always for a
+// mapped resource, else when it names a mapped group. It returns the body's media type afterwards. The
+// error is an API status: 400 for a body that is not one CBOR object.
+func (s *server) transcodeCBOR(r *http.Request, mapped bool) (string, error) {
+	data, err := readBody(r, s.maxBody)
+	if err != nil {
+		return "", err
+	}
+	if !mapped && !groupnames.Mentions(translate.ToPrivate, data) {
+		setBody(r, r.Header.Get("Content-Type"), data)
+		return body.CBOR, nil
+	}
+	j, err := body.CBORToJSON(data)
+	if err != nil {
+		return "", apierrors.NewBadRequest(err.Error())
+	}
+	setBody(r, body.JSON, j)
+	return body.JSON, nil
 }

@@ -23,6 +23,9 @@ type exchange struct {
 	// failed is set once a translation error of this request has been counted, so that an error seen
 	// by two steps (a stream that fails before its first output) is counted once.
 	failed atomic.Bool
+	// gzip is set when the client accepts a gzip'ed answer (the proxy asks the backend for gzip itself and
+	// decompresses it to translate).
+	gzip bool
 }
 
 type exchangeKey struct{}

@@ -12,6 +12,10 @@
 //  4. translate the response: Warning headers, Status bodies, single objects, and lists and watches
 //     streamed object by object (package stream).
 //
+// customresourcedefinitions take their own way (crd.go, package crd): the private CRDs are served under
+// their upstream names. So do the OpenAPI documents (openapi.go, package openapi), translated once per
+// backend version and served in JSON or protobuf.
+//
 // Authentication is the backend's: in pass-through mode the proxy uses only the backend's address and TLS
 // trust and forwards the client's Authorization header unchanged; in sidecar mode it uses the pod's own
 // credentials. Either way a client can never do through the proxy what the apiserver would refuse it (or
@@ -31,11 +35,14 @@
 // response headers in time, 500 when the backend's response cannot be translated. A list whose translation fails after its first 32 KiB were sent is cut
 // off (the client sees a truncated body); a watch ends with an ERROR event.
 //
-// Known limits: protobuf and CBOR bodies of non-mapped resources are forwarded untouched, so their
-// ownerReferences to mapped groups are not translated (mapped resources always get JSON); of Table and
-// PartialObjectMetadata answers only apiVersion and metadata are translated, not Table cells; OpenAPI,
-// customresourcedefinitions, Events' involvedObject and SubjectAccessReviews are not translated yet;
-// translated responses reach the client uncompressed (the backend leg is still gzip'ed by the transport).
+// Protobuf and CBOR: Accept is narrowed to JSON for every resource request (client-go decodes the answer
+// by its Content-Type); a protobuf or CBOR request body is transcoded to JSON when it must be translated
+// (always for a mapped resource, else when it names a mapped group) and forwarded untouched otherwise.
+// Table cells are printed text and are not translated.
+//
+// gzip: the backend leg is gzip'ed by the transport and decompressed for translation; a translated answer
+// larger than 128 KiB is gzip'ed again for a client that accepts it, as kube-apiserver does (watches are
+// not); an answer the proxy passes through keeps the backend's encoding.
 package server
 
 import (
@@ -45,9 +52,11 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -55,10 +64,12 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -109,8 +120,12 @@ type server struct {
 	classifier *classify.Classifier
 	bodies     *body.Translator
 	discovery  *discovery.Rewriter
-	maxBody    int64
-	metrics    *metrics.Metrics
+	crds       *crd.Names
+	openapi    *openapi.Rewriter
+	// openapiDocs holds the translated OpenAPI documents, by backend path.
+	openapiDocs *openapi.Cache
+	maxBody     int64
+	metrics     *metrics.Metrics
 	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
 	proxy, upgrades *httputil.ReverseProxy
 }
@@ -146,12 +161,15 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	s := &server{
-		backend:    b.url,
-		classifier: classify.New(o.Routes),
-		bodies:     body.New(o.Routes),
-		discovery:  discovery.New(o.Routes),
-		maxBody:    o.MaxRequestBodyBytes,
-		metrics:    o.Metrics,
+		backend:     b.url,
+		classifier:  classify.New(o.Routes),
+		bodies:      body.New(o.Routes),
+		discovery:   discovery.New(o.Routes),
+		crds:        crd.New(o.Routes),
+		openapi:     openapi.New(o.Routes),
+		openapiDocs: openapi.NewCache(),
+		maxBody:     o.MaxRequestBodyBytes,
+		metrics:     o.Metrics,
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
@@ -180,6 +198,9 @@ func New(o Options) (http.Handler, error) {
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	req := ex.req
+	if !req.IsResource && strings.HasPrefix(r.URL.Path, "/openapi/") && s.serveOpenAPI(w, r) {
+		return
+	}
 	switch req.Class {
 	case classify.Private:
 		// The backend authorizes private paths itself; nothing to translate either way.
@@ -187,6 +208,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case classify.Discovery:
 		discovery.Request(r.Header)
+		ex.gzip = acceptsGzip(r.Header)
 		r.Header.Del("Accept-Encoding")
 		ex.respond = s.recordFailure(ex, s.discoveryResponse)
 		s.proxy.ServeHTTP(w, r)
@@ -202,8 +224,18 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// the JSON answer by its Content-Type.
 			r.Header.Set("Accept", negotiate.JSONAccept(r.Header.Values("Accept")))
 		}
-		// Let the transport negotiate gzip with the backend and decompress it before translation.
+		// Let the transport negotiate gzip with the backend and decompress it before translation; the
+		// translation is compressed for the client again if it is large (compress.go).
+		ex.gzip = acceptsGzip(r.Header)
 		r.Header.Del("Accept-Encoding")
+		if req.Group == crd.Resource.Group && req.Resource == crd.Resource.Resource {
+			s.serveCRD(w, r, ex)
+			return
+		}
+	}
+	if err := translateQuery(r, req); err != nil {
+		status.Write(w, err)
+		return
 	}
 	warnings, err := s.translateRequest(r, req)
 	if err != nil {
@@ -234,6 +266,14 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 	}
 	mediaType, _ := negotiate.MediaType(r.Header.Get("Content-Type"))
 	wholeObject := req.Class == classify.Mapped && (req.Subresource == "" || req.Subresource == "status")
+	if mediaType == body.CBOR && req.Verb != "patch" {
+		// Only JSON can be translated: transcode a CBOR object (client-go's ClientsPreferCBOR), which every
+		// apiserver also takes as JSON. The answer comes in JSON too (Accept was narrowed).
+		var err error
+		if mediaType, err = s.transcodeCBOR(r, req.Class == classify.Mapped); err != nil {
+			return nil, err
+		}
+	}
 
 	switch {
 	case wholeObject && req.Verb != "patch":
@@ -273,7 +313,9 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 
 	default:
 		// Any other resource, or a subresource such as scale (autoscaling/v1 Scale, no mapped group):
-		// only metadata can name a mapped group.
+		// only metadata can name a mapped group, and the fields of the few built-in kinds that point at
+		// other objects (an Event's involvedObject, ...).
+		paths := body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 		switch mediaType {
 		case body.JSON:
 			data, err := readBody(r, s.maxBody)
@@ -281,14 +323,14 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 				return nil, err
 			}
 			done := s.timeTranslation(req, metrics.Request)
-			out, err := body.Paths(translate.ToPrivate, data, translate.MetadataPaths)
+			out, err := body.Paths(translate.ToPrivate, data, paths)
 			done()
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
 			setBody(r, r.Header.Get("Content-Type"), out)
 		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
-			return nil, s.translatePatch(r, req, mediaType, translate.MetadataPaths)
+			return nil, s.translatePatch(r, req, mediaType, paths)
 		case body.Protobuf:
 			// Built-in types in protobuf (controller-runtime's default for them): when the body names a
 			// mapped group, transcode it to JSON with client-go's scheme and translate that.
@@ -304,7 +346,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the protobuf request body: %v", err))
 			}
-			out, err := body.Paths(translate.ToPrivate, jsonData, translate.MetadataPaths)
+			out, err := body.Paths(translate.ToPrivate, jsonData, paths)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
@@ -347,6 +389,13 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 
 // translateResponse translates the backend's response to a Mapped or Other request, in place.
 func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
+	return s.translateObjects(ex, resp, s.bodies.UpstreamOf(schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}))
+}
+
+// translateObjects translates the backend's response to a resource request, in place: the objects it
+// holds (the object, a list's items, watch events' objects) with upstream, Status bodies and Warning
+// headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
+func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
 	req := ex.req
 	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
@@ -355,22 +404,22 @@ func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 	if err := gunzip(resp); err != nil {
 		return err
 	}
-	upstream := s.timed(req, s.bodies.Upstream)
+	upstream = s.timed(req, upstream)
+	statusUpstream := s.timed(req, s.bodies.Upstream)
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
 		Object:     upstream,
-		Status:     upstream,
+		Status:     statusUpstream,
 	}
-	_, params := negotiate.MediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
 		// An error: a Status.
-		return replaceBody(resp, upstream)
+		return replaceBody(resp, statusUpstream)
 	case req.Watch:
 		return streamBody(resp, false, s.streamed(ex, func(dst io.Writer, flush func() error, src io.Reader) error {
 			return stream.Watch(dst, flush, src, objects)
 		}))
-	case (req.Verb == "list" || req.Verb == "deletecollection") && params["as"] != "Table":
+	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
 		return streamBody(resp, true, s.streamed(ex, func(dst io.Writer, _ func() error, src io.Reader) error {
 			return stream.List(dst, src, objects)
 		}))
@@ -420,5 +469,11 @@ func modifyResponse(resp *http.Response) error {
 	if ex == nil || ex.respond == nil {
 		return nil
 	}
-	return ex.respond(resp)
+	if err := ex.respond(resp); err != nil {
+		return err
+	}
+	if ex.gzip && !ex.req.Watch {
+		return compress(resp)
+	}
+	return nil
 }

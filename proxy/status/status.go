@@ -23,39 +23,75 @@ import (
 )
 
 // Translate translates a JSON metav1.Status in direction d: details.group is mapped, and group names in
-// message and details.causes[].message are replaced. Every other member is kept as it is. It fails if data
-// is not a JSON object; it does not check that data really is a Status.
+// message and details.causes[].message are replaced. Every other member is kept as it is, in its order.
+// It fails if data is not a JSON object; it does not check that data really is a Status.
 func Translate(d translate.Direction, data []byte) ([]byte, error) {
 	if !groupnames.Mentions(d, data) {
 		return data, nil
 	}
-	v, err := jsonx.Decode(data)
+	out, err := jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		switch key {
+		case "message":
+			return text(d, raw)
+		case "details":
+			return details(d, raw)
+		}
+		return raw, nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("decoding Status: %w", err)
 	}
-	s, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("decoding Status: want a JSON object, got %T", v)
-	}
-	if msg, ok := s["message"].(string); ok {
-		s["message"] = groupnames.Replace(d, msg)
-	}
-	if details, ok := s["details"].(map[string]any); ok {
-		if g, ok := details["group"].(string); ok {
-			details["group"] = d.Group(g)
-		}
-		if causes, ok := details["causes"].([]any); ok {
-			for _, c := range causes {
-				if cause, ok := c.(map[string]any); ok {
-					if msg, ok := cause["message"].(string); ok {
-						cause["message"] = groupnames.Replace(d, msg)
-					}
-				}
-			}
-		}
-	}
-	return jsonx.Encode(s)
+	return out, nil
 }
+
+func details(d translate.Direction, raw json.RawMessage) (json.RawMessage, error) {
+	if !isObject(raw) {
+		return raw, nil
+	}
+	return jsonx.Members(raw, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		switch key {
+		case "group":
+			return mapString(raw, d.Group)
+		case "causes":
+			if !isArray(raw) {
+				return raw, nil
+			}
+			return jsonx.Elements(raw, func(_ int, cause json.RawMessage) (json.RawMessage, error) {
+				if !isObject(cause) {
+					return cause, nil
+				}
+				return jsonx.Members(cause, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+					if key == "message" {
+						return text(d, raw)
+					}
+					return raw, nil
+				})
+			})
+		}
+		return raw, nil
+	})
+}
+
+// text replaces the group names in a JSON string (free text); any other JSON value is kept.
+func text(d translate.Direction, raw json.RawMessage) (json.RawMessage, error) {
+	return mapString(raw, func(s string) string { return groupnames.Replace(d, s) })
+}
+
+// mapString applies fn to a JSON string, returning raw itself where nothing changes or raw is no string.
+func mapString(raw json.RawMessage, fn func(string) string) (json.RawMessage, error) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return raw, nil
+	}
+	t := fn(s)
+	if t == s {
+		return raw, nil
+	}
+	return jsonx.Encode(t)
+}
+
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+func isArray(raw json.RawMessage) bool  { return len(raw) > 0 && raw[0] == '[' }
 
 // Warnings translates Warning header values in place (header is http.Header["Warning"]).
 func Warnings(d translate.Direction, header []string) {

@@ -38,6 +38,14 @@ func TestTranslate(t *testing.T) {
 	if got.Details.Causes[0].Field != "spec.infrastructureRef.apiGroup" || got.Code != 422 || got.Reason != metav1.StatusReasonInvalid {
 		t.Errorf("other fields changed: %+v", got)
 	}
+	// Every other byte as the backend sent it, in its order.
+	want := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",` +
+		`"message":"machines.cluster.x-k8s.io \"m1\" is invalid: spec.infrastructureRef.apiGroup: Invalid value: \"infrastructure.cluster.x-k8s.io\"",` +
+		`"reason":"Invalid","details":{"name":"m1","group":"cluster.x-k8s.io","kind":"Machine",` +
+		`"causes":[{"reason":"FieldValueInvalid","message":"Invalid value: \"infrastructure.cluster.x-k8s.io\"","field":"spec.infrastructureRef.apiGroup"}]},"code":422}`
+	if string(out) != want {
+		t.Errorf("\n got %s\nwant %s", out, want)
+	}
 }
 
 func TestTranslateUnchanged(t *testing.T) {

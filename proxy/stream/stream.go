@@ -9,12 +9,13 @@
 //     DELETED is translated whole, the metav1.Status of ERROR by its own rules, and of a BOOKMARK (which
 //     carries only apiVersion, kind and metadata) only the apiVersion.
 //
+// An item or an event whose object Objects.Object drops is left out.
+//
 // Members are written in the order they arrive. Whitespace between tokens is not preserved (the
 // apiserver sends none). Only JSON is handled: protobuf and CBOR streams are a known limit of the proxy.
 package stream
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 )
 
 // Objects says how to translate what a stream carries. Every func is called synchronously and must not
@@ -30,7 +33,8 @@ type Objects struct {
 	// APIVersion translates an apiVersion value: a list's own, a BOOKMARK object's.
 	APIVersion func(apiVersion string) string
 	// Object translates one whole JSON object: a list item, the object of an ADDED, MODIFIED or DELETED
-	// event.
+	// event. A nil result without an error drops the item or the event: the client must not see the
+	// object at all.
 	Object func(obj []byte) ([]byte, error)
 	// Status translates the metav1.Status of an ERROR event.
 	Status func(status []byte) ([]byte, error)
@@ -130,6 +134,7 @@ func listItems(dec *json.Decoder, w *writer, object func([]byte) ([]byte, error)
 		return fmt.Errorf("want an array, got %v", tok)
 	}
 	w.write([]byte{'['})
+	written := 0
 	for i := 0; dec.More(); i++ {
 		var item json.RawMessage
 		if err := dec.Decode(&item); err != nil {
@@ -139,9 +144,13 @@ func listItems(dec *json.Decoder, w *writer, object func([]byte) ([]byte, error)
 		if err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
-		if i > 0 {
+		if out == nil {
+			continue
+		}
+		if written > 0 {
 			w.write([]byte{','})
 		}
+		written++
 		w.write(out)
 		if w.err != nil {
 			return w.err
@@ -180,6 +189,9 @@ func Watch(dst io.Writer, flush func() error, src io.Reader, o Objects) error {
 			return fmt.Errorf("watch event: %w", err)
 		case err == nil:
 			out, err = watchEvent(event, o)
+			if err == nil && out == nil {
+				continue // dropped
+			}
 		}
 		if err != nil {
 			err = fmt.Errorf("watch event: %w", err)
@@ -225,7 +237,8 @@ func writeEvent(dst io.Writer, flush func() error, event []byte) error {
 // it).
 func watchEvent(event []byte, o Objects) ([]byte, error) {
 	eventType := ""
-	return rewriteMembers(event, "watch event", func(key string, raw json.RawMessage) (json.RawMessage, error) {
+	dropped := false
+	out, err := rewriteMembers(event, "watch event", func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		switch key {
 		case "type":
 			if err := json.Unmarshal(raw, &eventType); err != nil {
@@ -236,10 +249,15 @@ func watchEvent(event []byte, o Objects) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s object: %w", orUnknown(eventType), err)
 			}
+			dropped = out == nil
 			return out, nil
 		}
 		return raw, nil
 	})
+	if dropped {
+		return nil, err
+	}
+	return out, err
 }
 
 func eventObject(eventType string, obj []byte, o Objects) ([]byte, error) {
@@ -280,33 +298,18 @@ func objectAPIVersion(obj []byte, translate func(string) string) ([]byte, error)
 // rewriteMembers copies the members of the JSON object obj in their order, each value passed through fn
 // (which returns it as it is, or rewritten). what names obj in errors.
 func rewriteMembers(obj []byte, what string, fn func(key string, raw json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if err := expectDelim(dec, '{', what); err != nil {
-		return nil, err
+	var fnErr error
+	out, err := jsonx.Members(obj, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		raw, fnErr = fn(key, raw)
+		return raw, fnErr
+	})
+	switch {
+	case fnErr != nil:
+		return nil, fnErr
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var out bytes.Buffer
-	w := &writer{w: &out}
-	w.write([]byte{'{'})
-	for first := true; dec.More(); first = false {
-		key, err := readKey(dec)
-		if err != nil {
-			return nil, err
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("member %q: %w", key, err)
-		}
-		if raw, err = fn(key, raw); err != nil {
-			return nil, err
-		}
-		if !first {
-			w.write([]byte{','})
-		}
-		w.string(key)
-		w.write([]byte{':'})
-		w.write(raw)
-	}
-	return append(out.Bytes(), '}'), nil
+	return out, nil
 }
 
 // apiVersion translates a raw JSON apiVersion value, which must be a string.

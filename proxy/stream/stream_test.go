@@ -301,3 +301,32 @@ func TestWriteErrors(t *testing.T) {
 		t.Errorf("Watch: err = %v, want a *WriteError", err)
 	}
 }
+
+func TestDroppedObjects(t *testing.T) {
+	hiding := Objects{
+		APIVersion: objects.APIVersion,
+		Object: func(b []byte) ([]byte, error) {
+			if strings.Contains(string(b), `"hidden"`) {
+				return nil, nil
+			}
+			return objects.Object(b)
+		},
+		Status: objects.Status,
+	}
+	var list strings.Builder
+	in := `{"kind":"List","items":[{"metadata":{"name":"hidden"}},{"metadata":{"name":"a"}},{"metadata":{"name":"hidden"}},{"metadata":{"name":"b"}}]}`
+	if err := List(&list, strings.NewReader(in), hiding); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"kind":"List","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}` + "\n"; list.String() != want {
+		t.Errorf("List\n got %s\nwant %s", list.String(), want)
+	}
+	watch := `{"type":"ADDED","object":{"metadata":{"name":"hidden"}}}` + "\n" + `{"type":"ADDED","object":{"metadata":{"name":"a"}}}` + "\n"
+	out := newSignalWriter()
+	if err := Watch(out, out.Flush, strings.NewReader(watch), hiding); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"ADDED","object":{"metadata":{"name":"a"}}}` + "\n"; out.String() != want {
+		t.Errorf("Watch\n got %s\nwant %s", out.String(), want)
+	}
+}

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// gzipThreshold is kube-apiserver's (defaultGzipThresholdBytes in
+// k8s.io/apiserver/pkg/endpoints/handlers/responsewriters): a body up to it goes uncompressed, a larger
+// one is gzip'ed for a client that accepts it.
+const gzipThreshold = 128 << 10
+
+// acceptsGzip reports whether an Accept-Encoding header names gzip, read as kube-apiserver reads it (a
+// token "gzip", no q-values).
+func acceptsGzip(h http.Header) bool {
+	for _, v := range h.Values("Accept-Encoding") {
+		for _, token := range strings.Split(v, ",") {
+			if strings.TrimSpace(token) == "gzip" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// compress gzips a translated response for a client that accepts gzip, as kube-apiserver does for a body
+// larger than gzipThreshold. A streamed list (its length unknown) is gzip'ed as it streams, flushed after
+// every chunk the translation hands on, so that the client still gets its first items early. A body that
+// is already encoded, or a response without one, is left alone.
+func compress(resp *http.Response) error {
+	if resp.Header.Get("Content-Encoding") != "" || resp.Body == nil || resp.Body == http.NoBody ||
+		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
+		return nil
+	}
+	if resp.ContentLength >= 0 {
+		if resp.ContentLength <= gzipThreshold {
+			return nil
+		}
+		data, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("reading the translated response: %w", err))
+		}
+		if data, err = gzipBytes(data); err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("compressing the response: %w", err))
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+		resp.ContentLength = int64(len(data))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
+		resp.Header.Set("Content-Encoding", "gzip")
+		resp.Header.Add("Vary", "Accept-Encoding")
+		return nil
+	}
+
+	src := resp.Body
+	pr, pw := io.Pipe()
+	go func() {
+		defer src.Close()
+		gw := gzip.NewWriter(pw)
+		buf := make([]byte, 32<<10)
+		var err error
+		for err == nil {
+			var n int
+			n, err = src.Read(buf)
+			if n > 0 {
+				if _, werr := gw.Write(buf[:n]); werr != nil {
+					err = werr
+				} else if ferr := gw.Flush(); ferr != nil {
+					err = ferr
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			err = gw.Close()
+		}
+		_ = pw.CloseWithError(err) // nil: the reader sees io.EOF
+	}()
+	resp.Body = &readCloser{Reader: pr, close: func() error {
+		_ = pr.Close() // unblocks the goroutine's writes
+		return src.Close()
+	}}
+	resp.Header.Set("Content-Encoding", "gzip")
+	resp.Header.Add("Vary", "Accept-Encoding")
+	resp.Header.Del("Content-Length")
+	return nil
+}
+
+// gzipBytes compresses data in memory.
+func gzipBytes(data []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	gw := gzip.NewWriter(&buf)
+	if _, err := gw.Write(data); err != nil {
+		return nil, err
+	}
+	if err := gw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

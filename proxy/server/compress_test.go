@@ -1,0 +1,76 @@
+package server_test
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestGzipToClient: a translated answer over 128 KiB is gzip'ed for a client that accepts gzip, as
+// kube-apiserver does; a small one, or one for a client that does not, is not.
+func TestGzipToClient(t *testing.T) {
+	padding := strings.Repeat("x", 150<<10)
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/big"):
+			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"big","annotations":{"p":%q}}}`, padding)
+		case strings.HasSuffix(r.URL.Path, "/small"):
+			io.WriteString(w, privateMachine)
+		default:
+			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{},"items":[%s]}`, privateMachine)
+		}
+	})
+	p := newProxy(t, b.URL)
+	// A transport that leaves the encoding to the test.
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	get := func(path, acceptEncoding string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+upstreamMachines+path, nil)
+		if acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rd io.Reader = resp.Body
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd = zr
+		}
+		data, err := io.ReadAll(rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(data)
+	}
+	for _, tc := range []struct {
+		path, acceptEncoding string
+		gzipped              bool
+	}{
+		{"/big", "gzip", true},
+		{"/big", "", false},
+		{"/big", "deflate, gzip", true},
+		{"/small", "gzip", false},
+		{"", "gzip", true}, // a streamed list: its length is not known beforehand
+		{"", "", false},
+	} {
+		resp, data := get(tc.path, tc.acceptEncoding)
+		if gz := resp.Header.Get("Content-Encoding") == "gzip"; gz != tc.gzipped {
+			t.Errorf("%q with Accept-Encoding %q: gzip'ed %v, want %v", tc.path, tc.acceptEncoding, gz, tc.gzipped)
+		}
+		if strings.Contains(data, "hypershift") || !strings.Contains(data, "cluster.x-k8s.io/v1beta2") {
+			t.Errorf("%q: not translated: %.200s", tc.path, data)
+		}
+		if cl := resp.ContentLength; tc.path != "" && !tc.gzipped && cl != int64(len(data)) {
+			t.Errorf("%q: Content-Length %d for %d bytes", tc.path, cl, len(data))
+		}
+	}
+}

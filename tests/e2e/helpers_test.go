@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+)
+
+const (
+	upstreamIPAM = "ipam.cluster.x-k8s.io"
+	privateIPAM  = "ipam.cluster.hypershift.openshift.io"
+)
+
+func init() {
+	// controller-runtime's caches log through it; without one set it complains at length.
+	ctrllog.SetLogger(logr.Discard())
+	// Built-in kinds that point at CAPI objects, or that CAPI's controllers use beside them.
+	for _, add := range []func(*runtime.Scheme) error{autoscalingv1.AddToScheme, autoscalingv2.AddToScheme, eventsv1.AddToScheme,
+		authorizationv1.AddToScheme, rbacv1.AddToScheme} {
+		if err := add(upstreamScheme); err != nil {
+			panic(err)
+		}
+		if err := add(privateScheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// kubectlAs runs the kubectl built beside the apiserver against the proxy with a user's token.
+func kubectlAs(t *testing.T, token string, args ...string) string {
+	t.Helper()
+	out, err := runKubectl(t, token, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// runKubectl runs kubectl against the proxy with a user's token and its own cache directory, and
+// returns its combined output.
+func runKubectl(t *testing.T, token string, args ...string) (string, error) {
+	t.Helper()
+	base := []string{"--server", proxy.URL, "--certificate-authority", proxy.CAFile, "--token", token,
+		"--cache-dir", filepath.Join(t.TempDir(), "cache")}
+	cmd := exec.Command(filepath.Join(env.BinDir, "kubectl"), append(base, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// rawClient speaks HTTP to the proxy or to the apiserver with the admin's credentials, for the tests that
+// look at headers and bytes.
+type rawClient struct {
+	base string
+	hc   *http.Client
+}
+
+func newRawClient(t *testing.T, cfg *rest.Config) *rawClient {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rawClient{base: cfg.Host, hc: hc}
+}
+
+// viaProxy and direct are raw clients of the proxy and of the apiserver, as the admin.
+func viaProxy(t *testing.T) *rawClient { return newRawClient(t, proxy.Config(env.AdminToken)) }
+func direct(t *testing.T) *rawClient   { return newRawClient(t, env.DirectConfig(env.AdminToken)) }
+
+// do sends a request; header holds "Name: value" lines. It fails the test on a transport error only.
+func (c *rawClient) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range header {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	return resp, data
+}
+
+// mustDo is do that fails unless the status code is want.
+func (c *rawClient) mustDo(t *testing.T, want int, method, path, body string, header ...string) []byte {
+	t.Helper()
+	resp, data := c.do(t, method, path, body, header...)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, data)
+	}
+	return data
+}
+
+// toUpstreamText replaces every private group name in s by its upstream name, longest first: what the
+// proxy must do to a document whose group names are all group-carrying values (test objects are).
+func toUpstreamText(s string) string {
+	groups := append([]upstream.Group(nil), upstream.Groups...)
+	// infrastructure.cluster.hypershift.openshift.io before cluster.hypershift.openshift.io.
+	for i := range groups {
+		for j := i + 1; j < len(groups); j++ {
+			if len(groups[j].Private) > len(groups[i].Private) {
+				groups[i], groups[j] = groups[j], groups[i]
+			}
+		}
+	}
+	for _, g := range groups {
+		s = strings.ReplaceAll(s, g.Private, g.Upstream)
+	}
+	return s
+}
+
+// sameButGroups fails unless the proxy's document is byte for byte the apiserver's with the private group
+// names replaced: the proxy is invisible.
+func sameButGroups(t *testing.T, what string, viaProxy, direct []byte) {
+	t.Helper()
+	want := toUpstreamText(string(direct))
+	if got := string(viaProxy); got != want {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("%s: the proxy's document differs from the apiserver's but for the groups, from offset %d:\nproxy:  %s\ndirect: %s",
+			what, i, excerpt(got, i), excerpt(want, i))
+	}
+}
+
+// excerpt is s around offset i.
+func excerpt(s string, i int) string {
+	from, to := max(0, i-150), min(len(s), i+150)
+	return s[from:to]
+}
+
+// jsonObject decodes a JSON object.
+func jsonObject(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("decoding %s: %v", data, err)
+	}
+	return m
+}
+
+// field returns the value at a dotted path of a decoded JSON object ("spec.infrastructureRef.apiGroup";
+// a numeric segment indexes an array), or nil.
+func field(v any, path string) any {
+	for _, seg := range strings.Split(path, ".") {
+		switch t := v.(type) {
+		case map[string]any:
+			v = t[seg]
+		case []any:
+			i := 0
+			for _, c := range seg {
+				i = i*10 + int(c-'0')
+			}
+			if i >= len(t) {
+				return nil
+			}
+			v = t[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// mustCreateCluster creates a Cluster "c1" through the proxy, to own the objects of a test: owners must
+// exist, or the garbage collector deletes what they own.
+func mustCreateCluster(t *testing.T, c client.Client, ns string) *clusterv1.Cluster {
+	t.Helper()
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: ns},
+		Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
+	mustCreate(t, c, cluster)
+	return cluster
+}

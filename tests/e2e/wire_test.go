@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
+	"k8s.io/apimachinery/pkg/watch"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	privclusterv1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
+)
+
+// gunzipped returns a response body decompressed if it is gzip'ed.
+func gunzipped(t *testing.T, resp *http.Response, data []byte) []byte {
+	t.Helper()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		return data
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWire covers what lies around the bodies: gzip either side, Content-Length, Warning headers, and
+// protobuf and CBOR asked for or sent by clients, negotiated to JSON on the wire.
+func TestWire(t *testing.T) {
+	ctx := context.Background()
+	c, directClient := clients(t)
+	ns := namespace(t, c)
+	rp, rd := viaProxy(t), direct(t)
+	cluster := mustCreateCluster(t, c, ns)
+	// One Machine larger than kube-apiserver's gzip threshold (128 KiB), one small.
+	big := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "big", Namespace: ns,
+		Annotations: map[string]string{"e2e/padding": strings.Repeat("x", 150<<10)}}, Spec: machineSpec("c1", "big")}
+	mustCreate(t, c, big)
+	mustCreate(t, c, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "small", Namespace: ns}, Spec: machineSpec("c1", "small")})
+	machines := "/namespaces/" + ns + "/machines"
+
+	t.Run("gzip and Content-Length", func(t *testing.T) {
+		for _, path := range []string{machines + "/big", machines + "/small", machines} {
+			// Asking for gzip explicitly, the Go transport leaves the body as it came.
+			respProxy, viaProxyBody := rp.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2"+path, "", "Accept-Encoding: gzip")
+			respDirect, directBody := rd.do(t, http.MethodGet, "/apis/"+privateCore+"/v1beta2"+path, "", "Accept-Encoding: gzip")
+			if respProxy.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %d", path, respProxy.StatusCode)
+			}
+			if got, want := respProxy.Header.Get("Content-Encoding"), respDirect.Header.Get("Content-Encoding"); got != want {
+				t.Errorf("GET %s: Content-Encoding %q through the proxy, %q directly", path, got, want)
+			}
+			if cl := respProxy.Header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(viaProxyBody)) {
+				t.Errorf("GET %s: Content-Length %s for %d bytes", path, cl, len(viaProxyBody))
+			}
+			if path != machines {
+				sameButGroups(t, path, gunzipped(t, respProxy, viaProxyBody), gunzipped(t, respDirect, directBody))
+			} else if !strings.Contains(string(gunzipped(t, respProxy, viaProxyBody)), `"apiGroup":"infrastructure.cluster.x-k8s.io"`) {
+				t.Errorf("the gzip'ed list is not translated")
+			}
+		}
+		// A client that does not ask for gzip never gets it.
+		resp, data := rp.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2"+machines+"/big", "", "Accept-Encoding: identity")
+		if resp.Header.Get("Content-Encoding") != "" || resp.Header.Get("Content-Length") != strconv.Itoa(len(data)) {
+			t.Errorf("without gzip: Content-Encoding %q, Content-Length %s for %d bytes", resp.Header.Get("Content-Encoding"), resp.Header.Get("Content-Length"), len(data))
+		}
+	})
+
+	t.Run("Warning headers", func(t *testing.T) {
+		// v1beta1 is deprecated: the apiserver warns, naming the group, which must be the upstream one.
+		respProxy, _ := rp.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta1"+machines, "")
+		respDirect, _ := rd.do(t, http.MethodGet, "/apis/"+privateCore+"/v1beta1"+machines, "")
+		got, want := respProxy.Header.Values("Warning"), respDirect.Header.Values("Warning")
+		if len(want) == 0 || len(got) != len(want) {
+			t.Fatalf("warnings %q through the proxy, %q directly", got, want)
+		}
+		for i := range got {
+			if got[i] != toUpstreamText(want[i]) || !strings.Contains(got[i], "cluster.x-k8s.io/v1beta1") {
+				t.Errorf("warning %q, want %q", got[i], toUpstreamText(want[i]))
+			}
+		}
+	})
+
+	t.Run("protobuf asked for and sent by client-go", func(t *testing.T) {
+		cs := protobufClientset(t, env.AdminToken)
+		w, err := cs.CoreV1().Secrets(ns).Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "c1-kubeconfig", Namespace: ns,
+			OwnerReferences: []metav1.OwnerReference{owner(cluster, "Cluster")}}}
+		created, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if created.OwnerReferences[0].APIVersion != "cluster.x-k8s.io/v1beta2" {
+			t.Errorf("created Secret: %+v", created.OwnerReferences)
+		}
+		stored := &corev1.Secret{}
+		if err := directClient.Get(ctx, client.ObjectKeyFromObject(secret), stored); err != nil {
+			t.Fatal(err)
+		}
+		if stored.OwnerReferences[0].APIVersion != privateCore+"/v1beta2" {
+			t.Errorf("stored Secret: %+v", stored.OwnerReferences)
+		}
+		select {
+		case ev := <-w.ResultChan():
+			s, ok := ev.Object.(*corev1.Secret)
+			if ev.Type != watch.Added || !ok || s.OwnerReferences[0].APIVersion != "cluster.x-k8s.io/v1beta2" {
+				t.Errorf("watch event %s %T", ev.Type, ev.Object)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("no watch event")
+		}
+	})
+
+	t.Run("CBOR asked for and sent", func(t *testing.T) {
+		body, err := cbordirect.Marshal(map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+			"metadata": map[string]any{"name": "from-cbor", "namespace": ns},
+			"spec": map[string]any{"clusterName": "c1", "bootstrap": map[string]any{"dataSecretName": "s"},
+				"infrastructureRef": map[string]any{"apiGroup": upstreamInfra, "kind": "DockerMachine", "name": "from-cbor"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, data := rp.do(t, http.MethodPost, "/apis/cluster.x-k8s.io/v1beta2"+machines, string(body),
+			"Content-Type: application/cbor", "Accept: application/cbor;q=1,application/json;q=0.9")
+		if resp.StatusCode != http.StatusCreated || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			field(jsonObject(t, data), "spec.infrastructureRef.apiGroup") != upstreamInfra {
+			t.Fatalf("POST in CBOR: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+		}
+		stored := &privclusterv1.Machine{}
+		if err := directClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "from-cbor"}, stored); err != nil {
+			t.Fatal(err)
+		}
+		if stored.Spec.InfrastructureRef.APIGroup != privateInfra {
+			t.Errorf("stored from CBOR: %+v", stored.Spec.InfrastructureRef)
+		}
+		resp, data = rp.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2"+machines+"/from-cbor", "", "Accept: application/cbor")
+		if resp.StatusCode != http.StatusOK || field(jsonObject(t, data), "metadata.name") != "from-cbor" {
+			t.Errorf("GET asking for CBOR only: %d %s", resp.StatusCode, data)
+		}
+	})
+}

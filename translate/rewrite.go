@@ -1,0 +1,223 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Rewrite translates, in direction d, the group-carrying string values below n of the JSON document data
+// (the byte-level twin of Direction.JSON) and returns the document with every other byte as it was:
+// member order, whitespace, number formatting, string escapes, and null versus absent all survive. A
+// document in which nothing changes is returned as it is (the same slice).
+//
+// Object members are matched against n.Fields, and against n.Values where no field is named; array
+// elements against n.Items. A translated string is written in the form kube-apiserver writes strings
+// (no HTML escaping). Values of unexpected JSON types at a group-carrying path are left alone, as
+// Direction.JSON leaves them. It fails on malformed JSON, or on trailing data after the document.
+func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
+	if n == nil {
+		return data, nil
+	}
+	if !json.Valid(data) {
+		// json.Unmarshal explains what is wrong with it.
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("invalid JSON")
+	}
+	rw := &rewriter{d: d, in: data}
+	end, err := rw.value(skipSpace(data, 0), n)
+	if err != nil {
+		return nil, err
+	}
+	if skipSpace(data, end) != len(data) {
+		return nil, fmt.Errorf("invalid character after top-level value at offset %d", end)
+	}
+	if rw.out == nil {
+		return data, nil
+	}
+	return append(rw.out, data[rw.copied:]...), nil
+}
+
+// rewriter walks a document json.Valid accepted. out is nil until the first replacement; in[copied:] is
+// what has not been copied to out yet.
+type rewriter struct {
+	d      Direction
+	in     []byte
+	out    []byte
+	copied int
+}
+
+// value walks the value starting at i (no leading whitespace) and returns the offset just after it.
+func (rw *rewriter) value(i int, n *Node) (int, error) {
+	switch rw.in[i] {
+	case '{':
+		return rw.object(i, n)
+	case '[':
+		return rw.array(i, n)
+	case '"':
+		end := stringEnd(rw.in, i)
+		if n != nil && n.Value != NoValue {
+			if err := rw.leaf(i, end, n.Value); err != nil {
+				return 0, err
+			}
+		}
+		return end, nil
+	default:
+		// A number, true, false or null: it ends where a delimiter or space begins.
+		j := i
+		for j < len(rw.in) && !isDelimiter(rw.in[j]) {
+			j++
+		}
+		return j, nil
+	}
+}
+
+func (rw *rewriter) object(i int, n *Node) (int, error) {
+	i = skipSpace(rw.in, i+1)
+	if rw.in[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		keyEnd := stringEnd(rw.in, i)
+		var child *Node
+		if n != nil {
+			child = n.Values
+			if lit := rw.in[i:keyEnd]; bytes.IndexByte(lit, '\\') < 0 {
+				// The common case; the conversion in the index expression does not allocate.
+				if c, ok := n.Fields[string(lit[1:len(lit)-1])]; ok {
+					child = c
+				}
+			} else {
+				key, err := unquote(lit)
+				if err != nil {
+					return 0, err
+				}
+				if c, ok := n.Fields[key]; ok {
+					child = c
+				}
+			}
+		}
+		i = skipSpace(rw.in, keyEnd)
+		i = skipSpace(rw.in, i+1) // ':'
+		end, err := rw.value(i, child)
+		if err != nil {
+			return 0, err
+		}
+		i = skipSpace(rw.in, end)
+		if rw.in[i] == '}' {
+			return i + 1, nil
+		}
+		i = skipSpace(rw.in, i+1) // ','
+	}
+}
+
+func (rw *rewriter) array(i int, n *Node) (int, error) {
+	i = skipSpace(rw.in, i+1)
+	if rw.in[i] == ']' {
+		return i + 1, nil
+	}
+	var items *Node
+	if n != nil {
+		items = n.Items
+	}
+	for {
+		end, err := rw.value(i, items)
+		if err != nil {
+			return 0, err
+		}
+		i = skipSpace(rw.in, end)
+		if rw.in[i] == ']' {
+			return i + 1, nil
+		}
+		i = skipSpace(rw.in, i+1) // ','
+	}
+}
+
+// leaf translates the string in[start:end] (quotes included) holding a value of kind k.
+func (rw *rewriter) leaf(start, end int, k ValueKind) error {
+	s, err := unquote(rw.in[start:end])
+	if err != nil {
+		return err
+	}
+	var t string
+	switch k {
+	case APIVersionValue:
+		t = rw.d.APIVersion(s)
+	case GroupValue:
+		t = rw.d.Group(s)
+	case GroupKindValue:
+		t = rw.d.GroupKind(s)
+	default:
+		return nil
+	}
+	if t == s {
+		return nil
+	}
+	rw.out = append(rw.out, rw.in[rw.copied:start]...)
+	rw.out = appendString(rw.out, t)
+	rw.copied = end
+	return nil
+}
+
+// unquote decodes a JSON string literal (quotes included); the common case without escapes is a copy.
+func unquote(lit []byte) (string, error) {
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(lit, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// appendString appends s as a JSON string without HTML escaping, as kube-apiserver encodes.
+func appendString(dst []byte, s string) []byte {
+	plain := utf8.ValidString(s)
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] != '"' && s[i] != '\\'
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// stringEnd returns the offset just after the JSON string starting at i (a '"').
+func stringEnd(in []byte, i int) int {
+	for j := i + 1; j < len(in); j++ {
+		switch in[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(in)
+}
+
+func skipSpace(in []byte, i int) int {
+	for i < len(in) && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func isDelimiter(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}

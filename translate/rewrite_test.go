@@ -1,0 +1,81 @@
+package translate
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestRewriteKeepsEveryOtherByte(t *testing.T) {
+	n := Paths("apiVersion=apiVersion", "metadata=objectMeta", "spec.infrastructureRef.apiGroup=group",
+		"spec.workers[].ref.apiVersion=apiVersion", "spec.byName{}.apiGroup=group", "spec.groups[]=group")
+	for _, tc := range []struct{ name, in, want string }{
+		{
+			name: "order, spacing, numbers and escapes survive",
+			in: `{"kind":"Machine", "apiVersion" : "cluster.x-k8s.io/v1beta2","spec":{"replicas":1.50e3,"zero":0,"empty":"","nil":null,` +
+				`"infrastructureRef":{"name":"a\u003cb","apiGroup":"infrastructure.cluster.x-k8s.io"}},` +
+				`"metadata":{"annotations":{"cluster.x-k8s.io/cloned-from-groupkind":"M.infrastructure.cluster.x-k8s.io","x":"<&>"}}}`,
+			want: `{"kind":"Machine", "apiVersion" : "cluster.hypershift.openshift.io/v1beta2","spec":{"replicas":1.50e3,"zero":0,"empty":"","nil":null,` +
+				`"infrastructureRef":{"name":"a\u003cb","apiGroup":"infrastructure.cluster.hypershift.openshift.io"}},` +
+				`"metadata":{"annotations":{"cluster.x-k8s.io/cloned-from-groupkind":"M.infrastructure.cluster.hypershift.openshift.io","x":"<&>"}}}`,
+		},
+		{
+			name: "arrays, maps and string arrays",
+			in:   "{\n  \"spec\": {\"workers\": [ {\"ref\": {\"apiVersion\": \"bootstrap.cluster.x-k8s.io/v1beta2\"}}, {} ],\n  \"byName\": {\"a\": {\"apiGroup\": \"ipam.cluster.x-k8s.io\"}}, \"groups\": [\"cluster.x-k8s.io\", \"apps\"]}\n}\n",
+			want: "{\n  \"spec\": {\"workers\": [ {\"ref\": {\"apiVersion\": \"bootstrap.cluster.hypershift.openshift.io/v1beta2\"}}, {} ],\n  \"byName\": {\"a\": {\"apiGroup\": \"ipam.cluster.hypershift.openshift.io\"}}, \"groups\": [\"cluster.hypershift.openshift.io\", \"apps\"]}\n}\n",
+		},
+		{
+			name: "escaped keys and values are decoded before matching",
+			in:   `{"api\u0056ersion":"cluster.x-k8s.io\/v1beta2","metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`,
+			want: `{"api\u0056ersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`,
+		},
+		{
+			name: "values of unexpected types and paths outside the tree are left alone",
+			in:   `{"apiVersion":7,"spec":{"infrastructureRef":["cluster.x-k8s.io"],"other":{"apiGroup":"cluster.x-k8s.io"}},"metadata":null}`,
+			want: `{"apiVersion":7,"spec":{"infrastructureRef":["cluster.x-k8s.io"],"other":{"apiGroup":"cluster.x-k8s.io"}},"metadata":null}`,
+		},
+		{name: "a scalar document", in: ` "x" `, want: ` "x" `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ToPrivate.Rewrite(n, []byte(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+			// The same result as the decoded twin, Direction.JSON.
+			var viaRewrite, viaJSON any
+			if err := json.Unmarshal(got, &viaRewrite); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(tc.in), &viaJSON); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(viaRewrite, ToPrivate.JSON(n, viaJSON)) {
+				t.Errorf("Rewrite and JSON disagree:\n%v\n%v", viaRewrite, viaJSON)
+			}
+			back, err := ToUpstream.Rewrite(n, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.name != "escaped keys and values are decoded before matching" && string(back) != tc.in {
+				t.Errorf("ToUpstream did not restore the input:\n%s", back)
+			}
+		})
+	}
+}
+
+func TestRewriteUnchangedAndMalformed(t *testing.T) {
+	n := Paths("apiVersion=apiVersion")
+	in := []byte(`{"apiVersion":"apps/v1"}`)
+	out, err := ToPrivate.Rewrite(n, in)
+	if err != nil || &out[0] != &in[0] {
+		t.Errorf("an unchanged document must come back as the same slice: %s, %v", out, err)
+	}
+	for _, bad := range []string{``, `{`, `{"apiVersion":}`, `{"a":1} {}`, `{"a":1}x`, `[1,]`} {
+		if _, err := ToPrivate.Rewrite(n, []byte(bad)); err == nil {
+			t.Errorf("Rewrite(%q) did not fail", bad)
+		}
+	}
+}
