@@ -46,6 +46,7 @@ func (r *recorder) status() int {
 // record serves req with next and returns the whole response. A panic of next with
 // http.ErrAbortHandler (ReverseProxy's way to break off a response) becomes an error.
 func record(next http.Handler, req *http.Request) (rec *recorder, err error) {
+	req = identity(req)
 	rec = newRecorder()
 	defer func() {
 		if p := recover(); p != nil {
@@ -57,6 +58,17 @@ func record(next http.Handler, req *http.Request) (rec *recorder, err error) {
 	}()
 	next.ServeHTTP(rec, req)
 	return rec, nil
+}
+
+// identity returns req asking for an uncompressed answer: the adapter reads and converts what next writes,
+// and next gzips large or streamed answers for clients that accept it.
+func identity(req *http.Request) *http.Request {
+	if req.Header.Get("Accept-Encoding") == "" {
+		return req
+	}
+	out := req.Clone(req.Context())
+	out.Header.Del("Accept-Encoding")
+	return out
 }
 
 // streamed is the response of next to one request, read as next writes it: headers once next has
@@ -71,6 +83,7 @@ type streamed struct {
 // returned). The caller must close body; closing it early makes next's writes fail, as a client that went
 // away does. When next breaks its response off (http.ErrAbortHandler), reading body fails.
 func serveStreamed(next http.Handler, req *http.Request) *streamed {
+	req = identity(req)
 	pr, pw := io.Pipe()
 	w := &pipeWriter{header: http.Header{}, pw: pw, started: make(chan struct{})}
 	go func() {
