@@ -36,7 +36,6 @@ package adapt
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -336,27 +335,9 @@ func tableRows(table []byte, fn func([]byte) ([]byte, error)) ([]byte, error) {
 	return jsonx.Encode(v)
 }
 
-// readBody reads a request body of at most limit bytes; the error is an API status.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
-	_ = r.Body.Close()
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
-		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
-	}
-	return data, nil
-}
-
-// setBody replaces a request's body with JSON data.
+// setBody replaces a request's body with (unencoded) JSON data.
 func setBody(r *http.Request, data []byte) {
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	r.ContentLength = int64(len(data))
-	r.Header.Set("Content-Length", fmt.Sprint(len(data)))
-	r.Header.Set("Content-Type", body.JSON)
+	body.SetRequest(r, body.JSON, data)
 	r.Header.Del("Content-Encoding")
 }
 

@@ -43,7 +43,7 @@ func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
 				body.JSONPatch, body.MergePatch, body.ApplyPatchYAML), 0, false))
 		return
 	}
-	patch, err := readBody(out, x.a.maxBody)
+	patch, err := body.ReadRequest(out, x.a.maxBody)
 	if err != nil {
 		status.Write(w, err)
 		return

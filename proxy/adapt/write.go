@@ -80,7 +80,7 @@ func (x *exchange) readObject(r *http.Request) ([]byte, error) {
 		return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
 			fmt.Sprintf("the body of type %q cannot be converted, supported types: %s, %s", mediaType, body.JSON, body.YAML), 0, false)
 	}
-	data, err := readBody(r, x.a.maxBody)
+	data, err := body.ReadRequest(r, x.a.maxBody)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,8 @@
 package server
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,30 +13,6 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
-
-// readBody reads a request body of at most limit bytes. The error is an API status: 413 for a body too
-// large, 400 for one that could not be read.
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
-	_ = r.Body.Close()
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
-		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
-	}
-	return data, nil
-}
-
-// setBody replaces a request body and its length.
-func setBody(r *http.Request, contentType string, data []byte) {
-	r.Body = io.NopCloser(bytes.NewReader(data))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	r.ContentLength = int64(len(data))
-	r.Header.Set("Content-Length", strconv.Itoa(len(data)))
-	r.Header.Set("Content-Type", contentType)
-}
 
 // yamlToJSON converts a YAML body to JSON; a JSON body is returned as it is.
 func yamlToJSON(mediaType string, data []byte) ([]byte, error) {
@@ -72,18 +44,18 @@ func joinPath(prefix, path string) string {
 // mapped resource, else when it names a mapped group. It returns the body's media type afterwards. The
 // error is an API status: 400 for a body that is not one CBOR object.
 func (s *server) transcodeCBOR(r *http.Request, mapped bool) (string, error) {
-	data, err := readBody(r, s.maxBody)
+	data, err := body.ReadRequest(r, s.maxBody)
 	if err != nil {
 		return "", err
 	}
 	if !mapped && !groupnames.Mentions(translate.ToPrivate, data) {
-		setBody(r, r.Header.Get("Content-Type"), data)
+		body.SetRequest(r, r.Header.Get("Content-Type"), data)
 		return body.CBOR, nil
 	}
 	j, err := body.CBORToJSON(data)
 	if err != nil {
 		return "", apierrors.NewBadRequest(err.Error())
 	}
-	setBody(r, body.JSON, j)
+	body.SetRequest(r, body.JSON, j)
 	return body.JSON, nil
 }

@@ -55,7 +55,7 @@ func (s *server) crdRequest(r *http.Request, ex *exchange, privateName string) e
 	case "create", "delete":
 		return crd.Forbidden(req.Verb, req.Name)
 	case "patch":
-		data, err := readBody(r, s.maxBody)
+		data, err := body.ReadRequest(r, s.maxBody)
 		if err != nil {
 			return err
 		}
@@ -68,10 +68,10 @@ func (s *server) crdRequest(r *http.Request, ex *exchange, privateName string) e
 		if mediaType == body.ApplyPatchYAML {
 			contentType = body.ApplyPatchYAML // the body is JSON now, which is YAML too
 		}
-		setBody(r, contentType, out)
+		body.SetRequest(r, contentType, out)
 	case "update":
 		mediaType, _ := negotiate.MediaType(r.Header.Get("Content-Type"))
-		data, err := readBody(r, s.maxBody)
+		data, err := body.ReadRequest(r, s.maxBody)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func (s *server) crdRequest(r *http.Request, ex *exchange, privateName string) e
 		if err != nil {
 			return err
 		}
-		setBody(r, body.JSON, out)
+		body.SetRequest(r, body.JSON, out)
 	}
 	ex.req.BackendPath = strings.Replace(r.URL.Path, "/"+crd.Resource.Resource+"/"+req.Name, "/"+crd.Resource.Resource+"/"+privateName, 1)
 	return nil
@@ -97,7 +97,7 @@ func (s *server) crdRequest(r *http.Request, ex *exchange, privateName string) e
 func (s *server) crdCollectionRequest(r *http.Request, req classify.Request) error {
 	switch req.Verb {
 	case "create":
-		data, err := readBody(r, s.maxBody)
+		data, err := body.ReadRequest(r, s.maxBody)
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (s *server) crdCollectionRequest(r *http.Request, req classify.Request) err
 				}
 			}
 		}
-		setBody(r, r.Header.Get("Content-Type"), data)
+		body.SetRequest(r, r.Header.Get("Content-Type"), data)
 	case "list", "watch":
 		q := r.URL.Query()
 		if selector := q.Get("fieldSelector"); selector != "" {

@@ -280,7 +280,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 		if mediaType != body.JSON && mediaType != body.YAML {
 			return nil, unsupportedMediaType(mediaType, body.JSON, body.YAML)
 		}
-		data, err := readBody(r, s.maxBody)
+		data, err := body.ReadRequest(r, s.maxBody)
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +297,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 		if err != nil {
 			return nil, err
 		}
-		setBody(r, body.JSON, out)
+		body.SetRequest(r, body.JSON, out)
 		return warnings, nil
 
 	case wholeObject: // patch
@@ -318,7 +318,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 		paths := body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 		switch mediaType {
 		case body.JSON:
-			data, err := readBody(r, s.maxBody)
+			data, err := body.ReadRequest(r, s.maxBody)
 			if err != nil {
 				return nil, err
 			}
@@ -328,18 +328,18 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
-			setBody(r, r.Header.Get("Content-Type"), out)
+			body.SetRequest(r, r.Header.Get("Content-Type"), out)
 		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
 			return nil, s.translatePatch(r, req, mediaType, paths)
 		case body.Protobuf:
 			// Built-in types in protobuf (controller-runtime's default for them): when the body names a
 			// mapped group, transcode it to JSON with client-go's scheme and translate that.
-			data, err := readBody(r, s.maxBody)
+			data, err := body.ReadRequest(r, s.maxBody)
 			if err != nil {
 				return nil, err
 			}
 			if !groupnames.Mentions(translate.ToPrivate, data) {
-				setBody(r, r.Header.Get("Content-Type"), data)
+				body.SetRequest(r, r.Header.Get("Content-Type"), data)
 				return nil, nil
 			}
 			jsonData, err := body.ProtobufToJSON(data)
@@ -350,7 +350,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
-			setBody(r, body.JSON, out)
+			body.SetRequest(r, body.JSON, out)
 		}
 		// CBOR and YAML of non-mapped resources pass untouched (a known limit).
 		return nil, nil
@@ -359,7 +359,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 
 // translatePatch translates a patch body along n.
 func (s *server) translatePatch(r *http.Request, req classify.Request, mediaType string, n *translate.Node) error {
-	data, err := readBody(r, s.maxBody)
+	data, err := body.ReadRequest(r, s.maxBody)
 	if err != nil {
 		return err
 	}
@@ -369,7 +369,7 @@ func (s *server) translatePatch(r *http.Request, req classify.Request, mediaType
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	setBody(r, r.Header.Get("Content-Type"), out)
+	body.SetRequest(r, r.Header.Get("Content-Type"), out)
 	return nil
 }
 
