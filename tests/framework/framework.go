@@ -154,22 +154,30 @@ func (e *Env) InstallCRDs(ctx context.Context, c client.Client, files ...string)
 		if err := yaml.UnmarshalStrict(data, crd); err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		if err := c.Create(ctx, crd); err != nil {
-			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+		if err := createEstablished(ctx, c, crd); err != nil {
+			return err
 		}
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
-				return false, nil
-			}
-			for _, cond := range crd.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
+	}
+	return nil
+}
+
+// createEstablished creates crd and waits until it is Established.
+func createEstablished(ctx context.Context, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) error {
+	if err := c.Create(ctx, crd); err != nil {
+		return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
 			return false, nil
-		}); err != nil {
-			return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
 		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return fmt.Errorf("CRD %s not established: %w", crd.Name, err)
 	}
 	return nil
 }

@@ -1,0 +1,218 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// NewUpstreamKindsScheme returns a scheme holding the upstream Go type of every kind and list kind of routes
+// at its upstream GroupVersionKind (the types CAPI's and the providers' managers register), with the
+// meta/v1 kinds of each group version. The upstream types implement controller-runtime's conversion.Hub and
+// conversion.Convertible, so the scheme serves controller-runtime's conversion webhook as each provider's
+// manager does.
+func NewUpstreamKindsScheme(routes []translate.Route) (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, r := range routes {
+		for kind, codec := range map[string]translate.Kind{r.Kind: r.Object, r.ListKind: r.List} {
+			up, _ := codec.New()
+			obj, ok := up.(runtime.Object)
+			if !ok {
+				return nil, fmt.Errorf("%T (%s) is not a runtime.Object", up, r.Upstream)
+			}
+			s.AddKnownTypeWithName(r.Upstream.GroupVersion().WithKind(kind), obj)
+		}
+		metav1.AddToGroupVersion(s, r.Upstream.GroupVersion())
+	}
+	return s, nil
+}
+
+// MirroredModuleCRDFiles returns the published CRD files of every Go module holding a package of
+// upstream.Packages, from the Go module cache: the YAML files of each .../crd/bases directory of the module,
+// except those under test, internal, cmd, hack, docs and templates trees (CAPI's docker test provider,
+// clusterctl's own kinds, CAPV's test fixtures). Packages of this repository (Agent's hand-written types)
+// have no published CRDs in a module and are skipped: their CRDs come from test data.
+func MirroredModuleCRDFiles() ([]string, error) {
+	var paths []string
+	for _, p := range upstream.Packages {
+		if !strings.HasPrefix(p.Path, "github.com/openshift/hypershift-capi-proxy/") {
+			paths = append(paths, p.Path)
+		}
+	}
+	out, err := exec.Command("go", append([]string{"list", "-f", "{{.Module.Dir}}"}, paths...)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	dirs := strings.Fields(string(out))
+	slices.Sort(dirs)
+	var files []string
+	for _, dir := range slices.Compact(dirs) {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				switch d.Name() {
+				case "test", "internal", "cmd", "hack", "docs", "templates":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if filepath.Ext(path) == ".yaml" && filepath.Base(filepath.Dir(path)) == "bases" &&
+				filepath.Base(filepath.Dir(filepath.Dir(path))) == "crd" {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// ReadCRDs decodes every CustomResourceDefinition document of the YAML files (documents of other kinds are
+// skipped), strictly.
+func ReadCRDs(files ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
+				continue
+			}
+			var meta metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			if meta.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.UnmarshalStrict([]byte(doc), crd); err != nil {
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			crds = append(crds, crd)
+		}
+	}
+	return crds, nil
+}
+
+// UpstreamCRDsForRoutes returns, of crds (upstream's published CRDs), those of the kinds routes serve, made
+// what a provider's manager installs: CAPI's contract labels of the kind (which upstream's kustomize adds,
+// and the route table repeats) and, for a kind that converts by hub and spoke, a conversion webhook at
+// webhookURL trusting caBundle for ConversionReview v1 and v1beta1 (upstream's kustomize webhook patch;
+// the published bases leave conversion out). Kinds without hub and spoke keep strategy None. It fails if
+// a route has no CRD among crds.
+func UpstreamCRDsForRoutes(crds []*apiextensionsv1.CustomResourceDefinition, routes []translate.Route, webhookURL string, caBundle []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	byName := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, crd := range crds {
+		byName[crd.Name] = crd
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	seen := map[string]bool{}
+	for _, r := range routes {
+		name := r.Upstream.Resource + "." + r.Upstream.Group
+		crd, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("no upstream CRD %s for route %s", name, r.Upstream)
+		}
+		if !seen[name] {
+			seen[name] = true
+			crd = crd.DeepCopy()
+			out = append(out, crd)
+			byName[name] = crd
+		}
+		for k, v := range r.ContractLabels {
+			if crd.Labels == nil {
+				crd.Labels = map[string]string{}
+			}
+			crd.Labels[k] = v
+		}
+		if r.Conversion != translate.NoConversion {
+			url := webhookURL
+			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+					ConversionReviewVersions: []string{"v1", "v1beta1"},
+				},
+			}
+		}
+	}
+	return out, nil
+}
+
+// ConversionWebhook is controller-runtime's conversion webhook handler serving TLS on loopback, as a
+// provider's manager serves it.
+type ConversionWebhook struct {
+	// URL is https://127.0.0.1:<port>/convert; CABundle the PEM certificate it serves (self-signed).
+	URL      string
+	CABundle []byte
+	srv      *http.Server
+}
+
+// StartConversionWebhook serves sigs.k8s.io/controller-runtime/pkg/webhook/conversion's handler over scheme
+// (with an empty converter registry: every kind converts by its Hub and Convertible methods) at /convert on
+// a free loopback port.
+func StartConversionWebhook(scheme *runtime.Scheme) (*ConversionWebhook, error) {
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/convert", conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	go func() { _ = srv.ServeTLS(l, "", "") }()
+	return &ConversionWebhook{URL: fmt.Sprintf("https://%s/convert", l.Addr()), CABundle: certPEM, srv: srv}, nil
+}
+
+// Stop closes the webhook's server.
+func (w *ConversionWebhook) Stop() { _ = w.srv.Close() }
+
+// InstallCRDObjects creates the CRDs with the admin's credentials and waits until each is Established, as
+// InstallCRDs does for files.
+func (e *Env) InstallCRDObjects(ctx context.Context, crds ...*apiextensionsv1.CustomResourceDefinition) error {
+	c, err := e.AdminClient()
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if err := createEstablished(ctx, c, crd.DeepCopy()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
