@@ -215,4 +215,3 @@ func (e *Env) InstallCRDObjects(ctx context.Context, crds ...*apiextensionsv1.Cu
 	}
 	return nil
 }
-
