@@ -166,6 +166,11 @@ func createEstablished(ctx context.Context, c client.Client, crd *apiextensionsv
 	if err := c.Create(ctx, crd); err != nil {
 		return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
 	}
+	return waitEstablished(ctx, c, crd)
+}
+
+// waitEstablished waits until crd is Established.
+func waitEstablished(ctx context.Context, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) error {
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), crd); err != nil {
 			return false, nil

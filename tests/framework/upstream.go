@@ -201,15 +201,19 @@ func StartConversionWebhook(scheme *runtime.Scheme) (*ConversionWebhook, error) 
 // Stop closes the webhook's server.
 func (w *ConversionWebhook) Stop() { _ = w.srv.Close() }
 
-// InstallCRDObjects creates the CRDs with the admin's credentials and waits until each is Established, as
-// InstallCRDs does for files.
+// InstallCRDObjects creates the CRDs with the admin's credentials, then waits until each is Established.
 func (e *Env) InstallCRDObjects(ctx context.Context, crds ...*apiextensionsv1.CustomResourceDefinition) error {
 	c, err := e.AdminClient()
 	if err != nil {
 		return err
 	}
 	for _, crd := range crds {
-		if err := createEstablished(ctx, c, crd.DeepCopy()); err != nil {
+		if err := c.Create(ctx, crd.DeepCopy()); err != nil {
+			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range crds {
+		if err := waitEstablished(ctx, c, crd.DeepCopy()); err != nil {
 			return err
 		}
 	}
