@@ -2,7 +2,7 @@ package upstream
 
 // Group pairs an upstream API group with the private group HyperShift stores its copy in.
 // The mapping is bijective; a group that is not listed (core, apps, hypershift.openshift.io, ...) is never
-// rewritten. Source: ../../../shared/design/ARCHITECTURE.md, section 3.
+// rewritten. Source: the project's design (the group mapping the README states).
 type Group struct {
 	// Upstream is the group clients speak, e.g. "cluster.x-k8s.io".
 	Upstream string

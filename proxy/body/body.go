@@ -15,16 +15,17 @@
 package body
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
@@ -178,29 +179,6 @@ func RequestPaths(gr schema.GroupResource) *translate.Node {
 	return objectPaths
 }
 
-// Private translates the body of a create or an update (also of the status subresource) of a mapped
-// resource to the private group, with the typed codec of the route of the body's own apiVersion and kind,
-// or of route if the body names no routed kind (the backend then answers a mismatch as kube-apiserver
-// would). unknown lists the fields the Go type does not have (see UnknownFields). A malformed body is an
-// error.
-func (t *Translator) Private(route *translate.Route, data []byte) (out []byte, unknown []error, err error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil, errEmpty
-	}
-	var tm metav1.TypeMeta
-	if err := json.Unmarshal(data, &tm); err != nil {
-		return nil, nil, fmt.Errorf("decoding object: %w", err)
-	}
-	if r, ok := t.table.ByUpstreamKind(schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind)); ok {
-		route = r
-	}
-	out, unknown, err = route.Object.ToPrivate(data)
-	if err != nil {
-		return nil, nil, fmt.Errorf("decoding %s: %w", route.UpstreamGVK().Kind, err)
-	}
-	return out, unknown, nil
-}
-
 // UnknownFields applies a request's fieldValidation directive to the unknown (and duplicate) fields a
 // typed decode reported, as kube-apiserver does: "Strict" fails with a 400 BadRequest naming them all,
 // "Ignore" drops them, and "Warn" (the default, also for an empty or unrecognized value) returns one
@@ -222,15 +200,16 @@ func UnknownFields(fieldValidation string, unknown []error) (warnings []string, 
 }
 
 // Patch translates a patch body of media type mediaType along the tree n (a route's Paths for a mapped
-// kind, translate.MetadataPaths otherwise) in direction d:
+// kind, RequestPaths otherwise) in direction d:
 //
 //   - merge patch, strategic merge patch: the patch is a partial object, translated like one;
-//   - JSON patch (RFC 6902): the value of each operation is translated with the sub-tree at its path
-//     (n.Pointer(path)); "from" names a location and needs no change;
+//   - JSON patch (RFC 6902): see jsonPatch;
 //   - apply patch (YAML): converted to JSON, then translated like a partial object. The result is JSON,
 //     which is YAML too.
 //
-// Other media types are an error. A body that names no group of d is returned as it is.
+// Other media types are an error. A body that names no group of d is returned as it is. The error of a
+// JSON patch the proxy must refuse is an API status (see jsonPatch); any other error means data could not
+// be parsed.
 func Patch(d translate.Direction, n *translate.Node, mediaType string, data []byte) ([]byte, error) {
 	switch mediaType {
 	case MergePatch, StrategicMergePatch:
@@ -251,36 +230,49 @@ func Patch(d translate.Direction, n *translate.Node, mediaType string, data []by
 	}
 }
 
+// jsonPatchOperation holds the members of a JSON patch operation that say where it acts. Keys are matched
+// exactly, and the last of duplicate keys wins, as the apiserver's JSON patch library decodes operations
+// (into a map[string]*json.RawMessage with encoding/json).
+type jsonPatchOperation struct {
+	Op   string  `json:"op"`
+	Path *string `json:"path"`
+	From *string `json:"from"`
+}
+
+// jsonPatch translates a JSON patch (RFC 6902): the value of each operation with the sub-tree at its path
+// (n.Pointer(path)), keeping every other byte. "from" names a location, not a value, so copy and move
+// need no translation as long as the value they carry lands where it is stored in the same terms: a copy
+// or move whose "from" and "path" lie on sub-trees of different shapes (translate.SameShape: a string
+// copied from an annotation into ownerReferences/0/apiVersion, say) would store a value in the other
+// group's terms, and is refused with 422 Unprocessable Entity. An operation without a path is left as it
+// is (the apiserver refuses it). A body that is not a JSON array of objects is an error.
 func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, error) {
+	var ops []json.RawMessage
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
+		return nil, fmt.Errorf("decoding JSON patch: %w", err)
+	}
+	nodes := make([]*translate.Node, len(ops))
+	for i, raw := range ops {
+		var op jsonPatchOperation
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
+			return nil, fmt.Errorf("decoding JSON patch operation %d: %w", i, err)
+		}
+		var path *translate.Node
+		if op.Path != nil {
+			path = n.Pointer(*op.Path)
+		}
+		if (op.Op == "copy" || op.Op == "move") && op.From != nil && !translate.SameShape(n.Pointer(*op.From), path) {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "",
+				fmt.Sprintf("JSON patch operation %d: %s from %q to %q moves a value between fields that name API groups differently; the proxy cannot translate it, use add or replace with the value", i, op.Op, *op.From, *op.Path), 0, false)
+		}
+		if path != nil {
+			nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": path}}
+		}
+	}
 	if !groupnames.Mentions(d, data) {
 		return data, nil
 	}
-	out, err := jsonx.Elements(data, func(i int, op json.RawMessage) (json.RawMessage, error) {
-		var fields struct {
-			Path  *string         `json:"path"`
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal(op, &fields); err != nil {
-			return nil, fmt.Errorf("JSON patch operation %d: %w", i, err)
-		}
-		if fields.Value == nil {
-			return op, nil
-		}
-		if fields.Path == nil {
-			return nil, fmt.Errorf("JSON patch operation %d: want a string \"path\"", i)
-		}
-		child := n.Pointer(*fields.Path)
-		return jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
-			if key != "value" {
-				return raw, nil
-			}
-			return d.Rewrite(child, raw)
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("decoding JSON patch: %w", err)
-	}
-	return out, nil
+	return d.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
 }
 
 // Paths translates a JSON document along the trees ns (applied one after the other) in direction d,
@@ -301,3 +293,14 @@ func Paths(d translate.Direction, data []byte, ns ...*translate.Node) ([]byte, e
 
 // errEmpty is returned for a missing body where one is required.
 var errEmpty = errors.New("the request body is empty")
+
+// RouteOf returns the route of the mapped kind a JSON object's apiVersion and kind name (in upstream
+// terms), decoded as kube-apiserver decodes them: keys matched exactly, the last of duplicate keys
+// winning. It is false for an object of no routed kind, or a body that is not a JSON object.
+func (t *Translator) RouteOf(object []byte) (*translate.Route, bool) {
+	var tm metav1.TypeMeta
+	if len(object) == 0 || sigsjson.UnmarshalCaseSensitivePreserveInts(object, &tm) != nil {
+		return nil, false
+	}
+	return t.table.ByUpstreamKind(schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind))
+}

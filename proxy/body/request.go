@@ -9,6 +9,12 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // ReadRequest reads a request body of at most limit bytes and closes it. The error is an API status: 413
@@ -33,5 +39,107 @@ func SetRequest(r *http.Request, contentType string, data []byte) {
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 	r.ContentLength = int64(len(data))
 	r.Header.Set("Content-Length", strconv.Itoa(len(data)))
-	r.Header.Set("Content-Type", contentType)
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+}
+
+// ApplyPatchCBOR is the media type of server-side apply patches in CBOR.
+const ApplyPatchCBOR = "application/apply-patch+cbor"
+
+// ObjectToPrivate translates the body of a create or an update (of an object or its status) to the
+// private groups, decoding it as kube-apiserver decodes the media type of contentType (JSON when it is
+// empty): JSON as it is, YAML and CBOR converted to JSON, protobuf (built-in kinds only) transcoded to
+// JSON when it names a mapped group. The JSON is rewritten along the tree pathsOf returns for it, every
+// other byte kept (translate.Direction.Rewrite).
+//
+// It returns the body to forward and its Content-Type: data and contentType themselves when nothing
+// needed translating, or when the body cannot be parsed or has a media type that carries no object the
+// proxy knows (the backend then answers with its own error: 400, 415, ...); else the translated JSON and
+// "application/json". The error is an API status for a body that names a mapped group but cannot be
+// translated: 415 for protobuf the proxy cannot decode.
+func ObjectToPrivate(contentType string, data []byte, pathsOf func(object []byte) *translate.Node) ([]byte, string, error) {
+	mediaType, _ := negotiate.MediaType(contentType)
+	var j []byte
+	switch mediaType {
+	case "", JSON:
+		j = data
+	case YAML:
+		var err error
+		if j, err = yaml.YAMLToJSON(data); err != nil {
+			return data, contentType, nil
+		}
+	case CBOR:
+		var err error
+		if j, err = CBORToJSON(data); err != nil {
+			return data, contentType, nil
+		}
+	case Protobuf:
+		if !groupnames.Mentions(translate.ToPrivate, data) {
+			return data, contentType, nil
+		}
+		var err error
+		if j, err = ProtobufToJSON(data); err != nil {
+			return nil, "", untranslatable(mediaType, err)
+		}
+	default:
+		return data, contentType, nil
+	}
+	out, err := Paths(translate.ToPrivate, j, pathsOf(j))
+	if err != nil || bytes.Equal(out, j) {
+		return data, contentType, nil
+	}
+	return out, JSON, nil
+}
+
+// PatchToPrivate translates the body of a patch to the private groups along the tree n (a route's Paths
+// for a mapped kind, RequestPaths otherwise), decoding it as kube-apiserver decodes the patch type of
+// contentType: merge and strategic merge patches as partial objects, JSON patches by operation (see
+// jsonPatch), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
+// Content-Type, as ObjectToPrivate does: the body as it is when nothing needed translating or it cannot be
+// parsed, else JSON (an apply patch then goes as application/apply-patch+yaml, of which JSON is a form).
+// The error is an API status: 422 for a JSON patch the proxy must refuse.
+func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte, string, error) {
+	mediaType, _ := negotiate.MediaType(contentType)
+	var (
+		out     []byte
+		outType = contentType
+		err     error
+	)
+	switch mediaType {
+	case MergePatch, StrategicMergePatch:
+		out, err = Paths(translate.ToPrivate, data, n)
+	case JSONPatch:
+		out, err = jsonPatch(translate.ToPrivate, n, data)
+		var refused apierrors.APIStatus
+		if errors.As(err, &refused) {
+			return nil, "", err
+		}
+	case ApplyPatchYAML, ApplyPatchCBOR:
+		var j []byte
+		if mediaType == ApplyPatchYAML {
+			j, err = yaml.YAMLToJSON(data)
+		} else {
+			j, err = CBORToJSON(data)
+		}
+		if err == nil {
+			if out, err = Paths(translate.ToPrivate, j, n); err == nil && bytes.Equal(out, j) {
+				out = data
+			}
+		}
+		outType = ApplyPatchYAML
+	default:
+		return data, contentType, nil
+	}
+	if err != nil || bytes.Equal(out, data) {
+		return data, contentType, nil
+	}
+	return out, outType, nil
+}
+
+// untranslatable is the 415 for a body that names a mapped group in a form the proxy cannot decode:
+// forwarding it would store the upstream group.
+func untranslatable(mediaType string, err error) error {
+	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
+		fmt.Sprintf("the %s body names a Cluster API group and cannot be translated: %v", mediaType, err), 0, false)
 }

@@ -62,14 +62,54 @@ func Sources(d translate.Direction) []string {
 }
 
 // Mentions reports whether data contains the name of a group d translates from, anywhere (a key, a value,
-// a substring of a longer word). False means no part of data can need translating in direction d.
+// a substring of a longer word), or a JSON escape that could spell part of one ("cluster.x\u002dk8s.io"
+// decodes to cluster.x-k8s.io). False means no part of data can need translating in direction d, in any
+// encoding whose strings are either raw bytes (protobuf) or JSON with escapes (JSON, and YAML converted
+// to JSON).
 func Mentions(d translate.Direction, data []byte) bool {
 	for _, c := range byDirection[d.String()].cores {
 		if bytes.Contains(data, c) {
 			return true
 		}
 	}
-	return false
+	return escapesNameByte(data)
+}
+
+// escapesNameByte reports whether data holds a JSON \uXXXX escape of a byte that can occur in a group
+// name (a DNS subdomain: a-z, 0-9, '-' and '.'). Escapes of other characters ('<', '&', non-ASCII text)
+// cannot hide a group name.
+func escapesNameByte(data []byte) bool {
+	for {
+		i := bytes.Index(data, []byte(`\u`))
+		if i < 0 || i+6 > len(data) {
+			return false
+		}
+		if r, ok := hex4(data[i+2 : i+6]); ok && isNameByte(r) {
+			return true
+		}
+		data = data[i+2:]
+	}
+}
+
+func hex4(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+func isNameByte(r rune) bool {
+	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '.'
 }
 
 // Replace replaces every whole group name d translates from in free text s, e.g. in direction ToUpstream

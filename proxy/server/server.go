@@ -57,7 +57,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -66,7 +65,6 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
-	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
@@ -237,16 +235,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status.Write(w, err)
 		return
 	}
-	warnings, err := s.translateRequest(r, req)
-	if err != nil {
+	if err := s.translateRequest(r, req); err != nil {
 		s.translationFailed(ex, metrics.Request, err)
 		status.Write(w, err)
 		return
-	}
-	for _, text := range warnings {
-		if header, err := utilnet.NewWarningHeader(299, "-", text); err == nil {
-			w.Header().Add("Warning", header)
-		}
 	}
 
 	// Forward, and translate the response (modifyResponse calls ex.respond).
@@ -254,123 +246,58 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.proxy.ServeHTTP(w, r)
 }
 
-// translateRequest translates the body of a create, update or patch in place, and returns the texts of
-// the warnings to send back (unknown fields under fieldValidation=Warn). The error is an API status.
-func (s *server) translateRequest(r *http.Request, req classify.Request) ([]string, error) {
+// translateRequest translates the body of a create, update or patch in place, along the group-carrying
+// paths of what it holds (requestPaths), every other byte kept: see body.ObjectToPrivate and
+// body.PatchToPrivate for the media types. A body that cannot be parsed is forwarded as it is, so that the
+// client gets the apiserver's own error. The error is an API status.
+func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	if !req.IsResource || r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
+		return nil
 	}
-	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" {
-		// delete and deletecollection carry DeleteOptions, which name no group.
-		return nil, nil
+	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" || req.LongRunning {
+		// delete and deletecollection carry DeleteOptions, which name no group; the bodies of the connect
+		// subresources (a service's or pod's proxy, exec, attach) are the client's own bytes for whatever
+		// they reach.
+		return nil
 	}
-	mediaType, _ := negotiate.MediaType(r.Header.Get("Content-Type"))
-	wholeObject := req.Class == classify.Mapped && (req.Subresource == "" || req.Subresource == "status")
-	if mediaType == body.CBOR && req.Verb != "patch" {
-		// Only JSON can be translated: transcode a CBOR object (client-go's ClientsPreferCBOR), which every
-		// apiserver also takes as JSON. The answer comes in JSON too (Accept was narrowed).
-		var err error
-		if mediaType, err = s.transcodeCBOR(r, req.Class == classify.Mapped); err != nil {
-			return nil, err
-		}
-	}
-
-	switch {
-	case wholeObject && req.Verb != "patch":
-		if mediaType != body.JSON && mediaType != body.YAML {
-			return nil, unsupportedMediaType(mediaType, body.JSON, body.YAML)
-		}
-		data, err := body.ReadRequest(r, s.maxBody)
-		if err != nil {
-			return nil, err
-		}
-		if data, err = yamlToJSON(mediaType, data); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		done := s.timeTranslation(req, metrics.Request)
-		out, unknown, err := s.bodies.Private(req.Route, data)
-		done()
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		warnings, err := body.UnknownFields(r.URL.Query().Get("fieldValidation"), unknown)
-		if err != nil {
-			return nil, err
-		}
-		body.SetRequest(r, body.JSON, out)
-		return warnings, nil
-
-	case wholeObject: // patch
-		switch mediaType {
-		case body.StrategicMergePatch:
-			// Custom resources do not support it: forward, the backend answers its own 415.
-			return nil, nil
-		case body.MergePatch, body.JSONPatch, body.ApplyPatchYAML:
-		default:
-			return nil, unsupportedMediaType(mediaType, body.MergePatch, body.JSONPatch, body.ApplyPatchYAML)
-		}
-		return nil, s.translatePatch(r, req, mediaType, req.Route.Paths)
-
-	default:
-		// Any other resource, or a subresource such as scale (autoscaling/v1 Scale, no mapped group):
-		// only metadata can name a mapped group, and the fields of the few built-in kinds that point at
-		// other objects (an Event's involvedObject, ...).
-		paths := body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
-		switch mediaType {
-		case body.JSON:
-			data, err := body.ReadRequest(r, s.maxBody)
-			if err != nil {
-				return nil, err
-			}
-			done := s.timeTranslation(req, metrics.Request)
-			out, err := body.Paths(translate.ToPrivate, data, paths)
-			done()
-			if err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
-			}
-			body.SetRequest(r, r.Header.Get("Content-Type"), out)
-		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
-			return nil, s.translatePatch(r, req, mediaType, paths)
-		case body.Protobuf:
-			// Built-in types in protobuf (controller-runtime's default for them): when the body names a
-			// mapped group, transcode it to JSON with client-go's scheme and translate that.
-			data, err := body.ReadRequest(r, s.maxBody)
-			if err != nil {
-				return nil, err
-			}
-			if !groupnames.Mentions(translate.ToPrivate, data) {
-				body.SetRequest(r, r.Header.Get("Content-Type"), data)
-				return nil, nil
-			}
-			jsonData, err := body.ProtobufToJSON(data)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the protobuf request body: %v", err))
-			}
-			out, err := body.Paths(translate.ToPrivate, jsonData, paths)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
-			}
-			body.SetRequest(r, body.JSON, out)
-		}
-		// CBOR and YAML of non-mapped resources pass untouched (a known limit).
-		return nil, nil
-	}
-}
-
-// translatePatch translates a patch body along n.
-func (s *server) translatePatch(r *http.Request, req classify.Request, mediaType string, n *translate.Node) error {
 	data, err := body.ReadRequest(r, s.maxBody)
 	if err != nil {
 		return err
 	}
+	contentType := r.Header.Get("Content-Type")
 	done := s.timeTranslation(req, metrics.Request)
-	out, err := body.Patch(translate.ToPrivate, n, mediaType, data)
+	var (
+		out     []byte
+		outType string
+	)
+	if req.Verb == "patch" {
+		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, nil))
+	} else {
+		out, outType, err = body.ObjectToPrivate(contentType, data, func(object []byte) *translate.Node {
+			return s.requestPaths(req, object)
+		})
+	}
 	done()
 	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
+		return err
 	}
-	body.SetRequest(r, r.Header.Get("Content-Type"), out)
+	body.SetRequest(r, outType, out)
 	return nil
+}
+
+// requestPaths returns the group-carrying paths of a request body: for an object or status of a mapped
+// kind, those of the routed kind the object's own apiVersion and kind name (the backend answers a mismatch
+// with the path as kube-apiserver would), else of the request's route; for anything else (a built-in
+// resource, the scale subresource's autoscaling/v1 Scale) body.RequestPaths. object is the JSON body, nil
+// for a patch.
+func (s *server) requestPaths(req classify.Request, object []byte) *translate.Node {
+	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
+		return body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
+	}
+	if route, ok := s.bodies.RouteOf(object); ok {
+		return route.Paths
+	}
+	return req.Route.Paths
 }
 
 // rewrite points the outbound request at the backend, at the path classification chose (the private

@@ -28,8 +28,8 @@ import (
 )
 
 // agentCRDs holds the CRDs the Agent provider publishes; its Go module is not on the module proxy, so
-// apis/upstream/agent is written from them (see its package doc).
-const agentCRDs = "../../../shared/upstream-crds/agent"
+// apis/upstream/agent is written from them (see its package doc and the folder's README).
+const agentCRDs = "../testdata/agent-crds"
 
 func TestPrivateCRDsMatchUpstream(t *testing.T) {
 	private := readCRDs(t, mustGlob(t, "../../apis/private/crds/*.yaml"))

@@ -1,0 +1,169 @@
+package body
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// cborOf encodes a JSON object in CBOR, as client-go does with ClientsPreferCBOR.
+func cborOf(t *testing.T, j string) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON([]byte(j)); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := cborSerializer.Encode(u, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// TestObjectToPrivate: create and update bodies are decoded as the apiserver decodes their media type,
+// rewritten at the group paths only, and forwarded as they are when nothing needs translating or they
+// cannot be parsed.
+func TestObjectToPrivate(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	route, _ := tr.table.ByUpstream(fakeroutes.MachinesV1beta2)
+	pathsOf := func(object []byte) *translate.Node {
+		if r, ok := tr.RouteOf(object); ok {
+			return r.Paths
+		}
+		return route.Paths
+	}
+	const owner = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
+	const ownerPrivate = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
+	for _, tc := range []struct {
+		name, contentType, in string
+		paths                 func([]byte) *translate.Node
+		want, wantType        string
+	}{
+		{"JSON keeps every other byte", "application/json",
+			`{ "kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","spec":{"enabled":false,"n":0,"s":"","x":null,"o":{},` +
+				`"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`, pathsOf,
+			`{ "kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","spec":{"enabled":false,"n":0,"s":"","x":null,"o":{},` +
+				`"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`, "application/json"},
+		{"no Content-Type is JSON", "", owner, metadataOnly, ownerPrivate, "application/json"},
+		{"escaped group", "application/json",
+			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x\u002dk8s.io/v1beta2"}]}}`, metadataOnly,
+			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`, "application/json"},
+		{"escaped key", "application/json",
+			`{"metadata":{"owner\u0052eferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`, metadataOnly,
+			`{"metadata":{"owner\u0052eferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`, "application/json"},
+		{"keys are exact", "application/json",
+			`{"Metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]},"metadata":{"OwnerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`, metadataOnly,
+			`{"Metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]},"metadata":{"OwnerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`, "application/json"},
+		{"YAML becomes JSON", "application/yaml",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  ownerReferences:\n  - apiVersion: \"cluster.x\\x2dk8s.io/v1beta2\"\n    kind: Cluster\n    name: c\n    uid: u\n",
+			metadataOnly, ownerPrivate, "application/json"},
+		{"YAML naming no group stays YAML", "application/yaml", "apiVersion: v1\nkind: ConfigMap\n", metadataOnly,
+			"apiVersion: v1\nkind: ConfigMap\n", "application/yaml"},
+		{"CBOR becomes JSON", "application/cbor", cborOf(t, owner), metadataOnly, ownerPrivate, "application/json"},
+		{"CBOR naming no group stays CBOR", "application/cbor", cborOf(t, `{"apiVersion":"v1","kind":"ConfigMap"}`), metadataOnly,
+			cborOf(t, `{"apiVersion":"v1","kind":"ConfigMap"}`), "application/cbor"},
+		{"the body's own kind chooses the paths", "application/json",
+			`{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta2","kind":"AWSMachine","spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`, pathsOf,
+			`{"apiVersion":"infrastructure.cluster.hypershift.openshift.io/v1beta2","kind":"AWSMachine","spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`, "application/json"},
+		{"malformed JSON is forwarded", "application/json", `{"apiVersion":"cluster.x-k8s.io/v1beta2"`, pathsOf,
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2"`, "application/json"},
+		{"trailing data is forwarded", "application/json", `{"apiVersion":"cluster.x-k8s.io/v1beta2"}{}`, pathsOf,
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2"}{}`, "application/json"},
+		{"malformed YAML is forwarded", "application/yaml", "a: [\n", pathsOf, "a: [\n", "application/yaml"},
+		{"unknown media type is forwarded", "text/plain", owner, metadataOnly, owner, "text/plain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, outType, err := ObjectToPrivate(tc.contentType, []byte(tc.in), tc.paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantType == "application/json" && tc.contentType != "application/json" {
+				equalJSON(t, out, tc.want)
+			} else if string(out) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", out, tc.want)
+			}
+			if outType != tc.wantType && !(tc.contentType == "" && outType == "application/json") {
+				t.Errorf("Content-Type %q, want %q", outType, tc.wantType)
+			}
+		})
+	}
+
+	// Protobuf naming a group the proxy cannot decode is refused, never forwarded untranslated.
+	_, _, err := ObjectToPrivate(Protobuf, []byte("k8s\x00\x0acluster.x-k8s.io/v1beta2"), metadataOnly)
+	if !apierrors.IsUnsupportedMediaType(err) {
+		t.Errorf("protobuf: %v, want 415", err)
+	}
+}
+
+// metadataOnly is the pathsOf of any object without a route.
+func metadataOnly([]byte) *translate.Node { return objectPaths }
+
+// TestPatchToPrivate: patches are read as the apiserver reads them, keys exactly, and a JSON patch that
+// would store a value in the other group's terms is refused.
+func TestPatchToPrivate(t *testing.T) {
+	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	for _, tc := range []struct {
+		name, contentType, in string
+		want, wantType        string
+		code                  int
+	}{
+		{"merge patch with an escape", MergePatch, `{"apiVersion":"cluster.x\u002dk8s.io/v1beta2"}`,
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}`, MergePatch, 0},
+		{"JSON patch path decides, not Path", JSONPatch,
+			`[{"op":"add","Path":"/metadata/ownerReferences/0/apiVersion","path":"/spec/x","value":"cluster.x-k8s.io/v1beta2"}]`,
+			`[{"op":"add","Path":"/metadata/ownerReferences/0/apiVersion","path":"/spec/x","value":"cluster.x-k8s.io/v1beta2"}]`, JSONPatch, 0},
+		{"JSON patch last path wins", JSONPatch,
+			`[{"op":"add","path":"/spec/x","path":"/metadata/ownerReferences/0/apiVersion","value":"cluster.x-k8s.io/v1beta2"}]`,
+			`[{"op":"add","path":"/spec/x","path":"/metadata/ownerReferences/0/apiVersion","value":"cluster.hypershift.openshift.io/v1beta2"}]`, JSONPatch, 0},
+		{"JSON patch escaped path", JSONPatch,
+			`[{"op":"replace","path":"\/metadata\/ownerReferences\/0\/apiVersion","value":"cluster.x-k8s.io/v1beta2"}]`,
+			`[{"op":"replace","path":"\/metadata\/ownerReferences\/0\/apiVersion","value":"cluster.hypershift.openshift.io/v1beta2"}]`, JSONPatch, 0},
+		{"JSON patch Value is not value", JSONPatch,
+			`[{"op":"add","path":"/metadata/ownerReferences/0/apiVersion","Value":"cluster.x-k8s.io/v1beta2","value":"cluster.x-k8s.io/v1beta2"}]`,
+			`[{"op":"add","path":"/metadata/ownerReferences/0/apiVersion","Value":"cluster.x-k8s.io/v1beta2","value":"cluster.hypershift.openshift.io/v1beta2"}]`, JSONPatch, 0},
+		{"JSON patch copy between references of one shape", JSONPatch,
+			`[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/bootstrap/configRef"},{"op":"move","from":"/metadata/ownerReferences/1","path":"/metadata/ownerReferences/0"}]`,
+			`[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/bootstrap/configRef"},{"op":"move","from":"/metadata/ownerReferences/1","path":"/metadata/ownerReferences/0"}]`, JSONPatch, 0},
+		{"JSON patch copy into an apiVersion", JSONPatch,
+			`[{"op":"copy","from":"/metadata/annotations/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "", "", http.StatusUnprocessableEntity},
+		{"JSON patch move out of an apiGroup", JSONPatch,
+			`[{"op":"move","from":"/spec/infrastructureRef/apiGroup","path":"/spec/x"}]`, "", "", http.StatusUnprocessableEntity},
+		{"JSON patch copy with an escaped from", JSONPatch,
+			`[{"op":"copy","from":"\/metadata\/annotations\/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "", "", http.StatusUnprocessableEntity},
+		{"JSON patch malformed is forwarded", JSONPatch, `[{"op":"add"`, `[{"op":"add"`, JSONPatch, 0},
+		{"apply patch YAML", ApplyPatchYAML, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\n",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"}`, ApplyPatchYAML, 0},
+		{"apply patch CBOR", ApplyPatchCBOR, cborOf(t, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine"}`),
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"}`, ApplyPatchYAML, 0},
+		{"apply patch CBOR naming no group", ApplyPatchCBOR, cborOf(t, `{"kind":"Machine"}`),
+			cborOf(t, `{"kind":"Machine"}`), ApplyPatchCBOR, 0},
+		{"no Content-Type is forwarded", "", `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, outType, err := PatchToPrivate(tc.contentType, []byte(tc.in), route.Paths)
+			if tc.code != 0 {
+				if s, ok := err.(apierrors.APIStatus); !ok || int(s.Status().Code) != tc.code {
+					t.Fatalf("err %v, want code %d", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantType != tc.contentType {
+				equalJSON(t, out, tc.want)
+			} else if string(out) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", out, tc.want)
+			}
+			if outType != tc.wantType {
+				t.Errorf("Content-Type %q, want %q", outType, tc.wantType)
+			}
+		})
+	}
+}
