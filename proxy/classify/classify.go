@@ -38,8 +38,9 @@ const (
 	Unrouted
 	// Discovery is /apis, /apis/<mapped upstream group> or /apis/<mapped upstream group>/<version>.
 	Discovery
-	// Private is any path in a private group (/apis/cluster.hypershift.openshift.io/...): forwarded
-	// unchanged, the backend authorizes it.
+	// Private is any path in a private group (/apis/cluster.hypershift.openshift.io/...): answered 404, as
+	// kube-apiserver answers a group it does not serve, since through the proxy the private groups do not
+	// exist.
 	Private
 	// Upgrade is a connection upgrade outside the mapped groups (exec, attach, port-forward): forwarded
 	// untouched on an HTTP/1.1 connection.

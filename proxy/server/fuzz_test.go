@@ -74,6 +74,9 @@ func FuzzRequest(f *testing.F) {
 		if reached.Load() != before {
 			return // the backend answered
 		}
+		if rec.Code == http.StatusNotFound && rec.Body.String() == "404 page not found\n" {
+			return // a path no API serves, answered as kube-apiserver answers it
+		}
 		var s metav1.Status
 		if rec.Code < 400 || rec.Code >= 500 || json.Unmarshal(rec.Body.Bytes(), &s) != nil || s.Kind != "Status" || int(s.Code) != rec.Code {
 			t.Errorf("%s %s (%s, %q): the proxy answered %d %q, want a 4xx Status", method, target, contentType, body, rec.Code, rec.Body)

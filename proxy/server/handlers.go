@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
@@ -43,18 +42,18 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 	})
 }
 
-// withUnrouted answers a request of a mapped group that no route serves with 404, as kube-apiserver
-// answers an unknown resource, and a request whose target is not a path ("GET a:b HTTP/1.1", which the
-// HTTP server lets through) with 400.
+// withUnrouted answers a request of a mapped group that no route serves, and any request of a private
+// group, with 404 as kube-apiserver answers a group, version or resource it does not serve (through the
+// proxy the private groups do not exist), and a request whose target is not a path ("GET a:b HTTP/1.1",
+// which the HTTP server lets through) with 400.
 func withUnrouted(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Opaque != "" || !strings.HasPrefix(r.URL.Path, "/") {
 			status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("the request target %q is not a path", r.RequestURI)))
 			return
 		}
-		if req := exchangeFrom(r.Context()).req; req.Class == classify.Unrouted {
-			gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
-			status.Write(w, apierrors.NewGenericServerResponse(http.StatusNotFound, r.Method, gr, req.Name, "", 0, false))
+		if c := exchangeFrom(r.Context()).req.Class; c == classify.Unrouted || c == classify.Private {
+			status.NotFound(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)

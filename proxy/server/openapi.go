@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -36,13 +37,18 @@ func (s *server) serveOpenAPI(w http.ResponseWriter, r *http.Request) bool {
 		s.openAPIIndex(w, r)
 	case strings.HasPrefix(path, "/openapi/v3/apis/"):
 		parts := strings.Split(strings.TrimPrefix(path, "/openapi/v3/apis/"), "/")
+		if _, private := upstream.UpstreamGroup(parts[0]); private {
+			// Through the proxy the private groups do not exist.
+			openAPINotFound(w)
+			return true
+		}
 		if len(parts) != 2 || !s.openapi.Maps(parts[0]) {
 			return false
 		}
 		gv := schema.GroupVersion{Group: parts[0], Version: parts[1]}
 		private, ok := s.openapi.PrivateGroupVersion(gv)
 		if !ok {
-			status.Write(w, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
+			openAPINotFound(w)
 			return true
 		}
 		s.openAPIDocument(w, r, "/openapi/v3/apis/"+private.String(), &gv)
@@ -50,6 +56,13 @@ func (s *server) serveOpenAPI(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// openAPINotFound answers an OpenAPI v3 path of a group version that is not served as kube-apiserver does:
+// 404 with an empty body.
+func openAPINotFound(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusNotFound)
 }
 
 // openAPIDocument serves the translation of the backend document at backendPath: /openapi/v2, or the v3

@@ -200,10 +200,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch req.Class {
-	case classify.Private:
-		// The backend authorizes private paths itself; nothing to translate either way.
-		s.proxy.ServeHTTP(w, r)
-		return
 	case classify.Discovery:
 		discovery.Request(r.Header)
 		ex.gzip = acceptsGzip(r.Header)

@@ -118,8 +118,25 @@ func Write(w http.ResponseWriter, err error) {
 	h.Del("ETag")
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	setCacheControl(h)
 	w.WriteHeader(int(s.Code))
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// NotFound answers a path that does not exist the way kube-apiserver's last handler does (net/http's
+// NotFound: 404, text/plain "404 page not found"), as it answers a group, version or resource that no
+// API serves: the proxy's answer for the private groups and for what no route serves in a mapped group.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	setCacheControl(w.Header())
+	http.NotFound(w, r)
+}
+
+// setCacheControl sets the Cache-Control kube-apiserver sets on every answer that has none
+// (k8s.io/apiserver's WithCacheControl filter).
+func setCacheControl(h http.Header) {
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-cache, private")
+	}
 }
 
 // ToStatus returns the metav1.Status for err, with its kind and apiVersion set and a code of at least 400.

@@ -1,5 +1,5 @@
-// Package bench measures the translations the proxy does per object (the typed conversion of request
-// bodies, the path-directed rewrite of the objects the backend sends), beside a bare JSON decode and
+// Package bench measures the translations the proxy does per object (the path-directed rewrite of request
+// bodies and of the objects the backend sends, and the typed conversion), beside a bare JSON decode and
 // encode of the same bytes into the same Go type, so the conversion's own cost is visible, and the
 // conversion webhook on a 1,000-object ConversionReview (objects/s), beside controller-runtime's webhook
 // over the upstream types:
@@ -10,13 +10,16 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	kjson "sigs.k8s.io/json"
 
 	privclusterv1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -143,3 +146,59 @@ func BenchmarkMachineList1000DecodeEncode(b *testing.B) {
 		}
 	}
 }
+
+// upstreamMachineJSON is machine(0) as a client sends it (upstream groups), with an annotation of pad
+// bytes (0 for none) to make a large body.
+func upstreamMachineJSON(b *testing.B, pad int) []byte {
+	m := machine(0)
+	if pad > 0 {
+		m.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = strings.Repeat("x", pad)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if data, err = translate.ToUpstream.Rewrite(route(b).Paths, data); err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// benchmarkRequestRewrite: what the proxy does to the body of a create or update of a mapped kind: the
+// path-directed rewrite of the route's group-carrying values to the private groups, every other byte kept.
+func benchmarkRequestRewrite(b *testing.B, pad int) {
+	r, data := route(b), upstreamMachineJSON(b, pad)
+	pathsOf := func([]byte) *translate.Node { return r.Paths }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := body.ObjectToPrivate(body.JSON, data, pathsOf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchmarkRequestDecodeEncode: the same body decoded into the upstream Go type and encoded again, the
+// least a typed translation would cost.
+func benchmarkRequestDecodeEncode(b *testing.B, pad int) {
+	data := upstreamMachineJSON(b, pad)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var m clusterv1.Machine
+		if _, err := kjson.UnmarshalStrict(data, &m); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(&m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestMachineRewrite and BenchmarkRequestMachineDecodeEncode: one Machine (about 1.5 KB).
+func BenchmarkRequestMachineRewrite(b *testing.B)      { benchmarkRequestRewrite(b, 0) }
+func BenchmarkRequestMachineDecodeEncode(b *testing.B) { benchmarkRequestDecodeEncode(b, 0) }
+
+// BenchmarkRequest1MBRewrite and BenchmarkRequest1MBDecodeEncode: a Machine carrying a 1 MiB annotation.
+func BenchmarkRequest1MBRewrite(b *testing.B)      { benchmarkRequestRewrite(b, 1<<20) }
+func BenchmarkRequest1MBDecodeEncode(b *testing.B) { benchmarkRequestDecodeEncode(b, 1<<20) }
