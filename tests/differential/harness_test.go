@@ -138,7 +138,8 @@ func (st *state) expand(i int, s *side, tmpl string) string {
 	})
 }
 
-// record notes the resourceVersion and uid of the object an answer carries under key.
+// record notes the resourceVersion and uid of the object an answer carries under key (unless empty), and
+// its volatile values.
 func (st *state) record(i int, key string, ex exchange) {
 	if st == nil || ex.status >= 300 {
 		return
@@ -156,7 +157,9 @@ func (st *state) record(i int, key string, ex exchange) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.rv[i][key], st.uid[i][key] = obj.Metadata.ResourceVersion, obj.Metadata.UID
+	if key != "" {
+		st.rv[i][key], st.uid[i][key] = obj.Metadata.ResourceVersion, obj.Metadata.UID
+	}
 	// As quoted inside a JSON string (a message quoting the object) and as a JSON string.
 	m := obj.Metadata
 	st.volatile[i][`\"`+m.ResourceVersion+`\"`] = `\"@RV@\"`
@@ -195,7 +198,7 @@ func send(t *testing.T, st *state, i int, s *side, r request) exchange {
 	return exchange{status: resp.StatusCode, header: resp.Header, body: data}
 }
 
-// pair sends r directly and through the proxy, records the object's state under key (if not empty),
+// pair sends r directly and through the proxy, records the object's state under key (see record),
 // compares the answers as the case named what, and returns them (direct first).
 func pair(t *testing.T, st *state, what, key string, r request) [2]exchange {
 	t.Helper()
@@ -203,9 +206,7 @@ func pair(t *testing.T, st *state, what, key string, r request) [2]exchange {
 	var out [2]exchange
 	for i := range s {
 		out[i] = send(t, st, i, s[i], r)
-		if key != "" {
-			st.record(i, key, out[i])
-		}
+		st.record(i, key, out[i])
 	}
 	compare(t, st, what, r, out)
 	return out

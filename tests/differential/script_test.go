@@ -327,7 +327,7 @@ func removeAt(doc any, segs []string) bool {
 	return false
 }
 
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -15,17 +15,25 @@ import (
 
 // wireKinds are the kind versions the content-type and malformed-body cases run on: CAPI's hub, a spoke
 // served through the conversion webhooks, a provider's kind and a cluster-scoped provider kind.
-var wireKinds = []string{
-	"cluster.x-k8s.io/v1beta2, Resource=clusters",
-	"cluster.x-k8s.io/v1beta1, Resource=clusters",
-	"infrastructure.cluster.x-k8s.io/v1beta2, Resource=awsmachines",
-	"infrastructure.cluster.x-k8s.io/v1beta2, Resource=awsclusterstaticidentities",
+// Each with a valid spec, so that the objects are created.
+var wireKinds = map[string]map[string]any{
+	"cluster.x-k8s.io/v1beta2, Resource=clusters":                                  {"paused": false},
+	"cluster.x-k8s.io/v1beta1, Resource=clusters":                                  {"paused": false},
+	"infrastructure.cluster.x-k8s.io/v1beta2, Resource=awsmachines":                {"instanceType": "m5.large"},
+	"infrastructure.cluster.x-k8s.io/v1beta2, Resource=awsclusterstaticidentities": {"secretRef": "s"},
+}
+
+// wireObject is the object of route r named name (a template) with its valid spec.
+func wireObject(r *translate.Route, name string) map[string]any {
+	obj := minimal(r, name)
+	obj["spec"] = wireKinds[r.Upstream.String()]
+	return obj
 }
 
 func wireRoutes(t *testing.T) []*translate.Route {
 	t.Helper()
 	var out []*translate.Route
-	for _, want := range wireKinds {
+	for _, want := range sortedKeys(wireKinds) {
 		found := false
 		for i := range routes.Routes {
 			if routes.Routes[i].Upstream.String() == want {
@@ -68,7 +76,8 @@ func testWire(t *testing.T) {
 	for _, r := range wireRoutes(t) {
 		k := pathsOf(r)
 		t.Run(r.Upstream.Group+"/"+r.Upstream.Version+"/"+r.Upstream.Resource, func(t *testing.T) {
-			obj := minimal(r, k.name("wire"))
+			st := newState()
+			obj := wireObject(r, k.name("wire"))
 			js := mustJSON(t, obj)
 			ya, err := yaml.JSONToYAML([]byte(js))
 			if err != nil {
@@ -96,19 +105,19 @@ func testWire(t *testing.T) {
 				if c.accept != "" {
 					header = append(header, "Accept: "+c.accept)
 				}
-				pair(t, nil, k.caseName(c.name), "", request{method: http.MethodPost, path: k.collection, body: c.body, header: header})
+				pair(t, st, k.caseName(c.name), "", request{method: http.MethodPost, path: k.collection, body: c.body, header: header})
 			}
 			for i, a := range accepts {
 				var header []string
 				if a != "" {
 					header = []string{"Accept: " + a}
 				}
-				pair(t, nil, k.caseName(fmt.Sprintf("get-accept-%d", i)), "", request{method: http.MethodGet, path: k.item("wire"), header: header})
-				pair(t, nil, k.caseName(fmt.Sprintf("list-accept-%d", i)), "", request{method: http.MethodGet, path: k.collection, header: header})
+				pair(t, st, k.caseName(fmt.Sprintf("get-accept-%d", i)), "", request{method: http.MethodGet, path: k.item("wire"), header: header})
+				pair(t, st, k.caseName(fmt.Sprintf("list-accept-%d", i)), "", request{method: http.MethodGet, path: k.collection, header: header})
 			}
-			pair(t, nil, k.caseName("list-table-include-object"), "", request{method: http.MethodGet,
+			pair(t, st, k.caseName("list-table-include-object"), "", request{method: http.MethodGet,
 				path: k.collection + "?includeObject=Object", header: []string{"Accept: application/json;as=Table;v=v1;g=meta.k8s.io"}})
-			pair(t, nil, k.caseName("list-limit"), "", request{method: http.MethodGet, path: k.collection + "?limit=1"})
+			pair(t, st, k.caseName("list-limit"), "", request{method: http.MethodGet, path: k.collection + "?limit=1"})
 		})
 	}
 }
@@ -118,7 +127,8 @@ func testMalformed(t *testing.T) {
 	for _, r := range wireRoutes(t) {
 		k := pathsOf(r)
 		t.Run(r.Upstream.Group+"/"+r.Upstream.Version+"/"+r.Upstream.Resource, func(t *testing.T) {
-			good := mustJSON(t, minimal(r, k.name("mal")))
+			st := newState()
+			good := mustJSON(t, wireObject(r, k.name("mal")))
 			withName := func(s, name string) string { return strings.Replace(s, k.name("mal"), k.name(name), 1) }
 			otherKind := mustJSON(t, map[string]any{"apiVersion": r.Upstream.GroupVersion().String(), "kind": "MachinePool",
 				"metadata": map[string]any{"name": k.name("wrongkind")}})
@@ -131,7 +141,7 @@ func testMalformed(t *testing.T) {
 				if len(header) == 0 {
 					header = []string{jsonCT}
 				}
-				pair(t, nil, k.caseName(name), "", request{method: http.MethodPost, path: k.collection + query, body: body, header: header})
+				pair(t, st, k.caseName(name), "", request{method: http.MethodPost, path: k.collection + query, body: body, header: header})
 			}
 			post("malformed-json", "", `{"apiVersion":`)
 			post("truncated-json", "", good[:len(good)/2])
@@ -199,7 +209,7 @@ func testMalformed(t *testing.T) {
 				if c.ct != "" {
 					header = []string{c.ct}
 				}
-				pair(t, nil, k.caseName(c.name), "", request{method: c.method, path: c.path, body: c.body, header: header})
+				pair(t, st, k.caseName(c.name), "", request{method: c.method, path: c.path, body: c.body, header: header})
 			}
 		})
 	}
