@@ -290,8 +290,12 @@ func bodyDiff(a, b string) string {
 	}
 	out := fmt.Sprintf("bytes differ from offset %d:\ndirect:  %s\nproxied: %s", i, excerpt(a, i), excerpt(b, i))
 	if ca, okA := canonicalStatus(a); okA {
-		if cb, okB := canonicalStatus(b); okB && ca == cb {
-			return out + "\nthe same causes up to their order (which the apiserver does not keep), but the encoding differs: " + byteCounts(a, b)
+		if cb, okB := canonicalStatus(b); okB {
+			if ca == cb {
+				return out + "\nthe same causes up to their order (which the apiserver does not keep), but the encoding differs: " + byteCounts(a, b)
+			}
+			// Compare with the causes sorted, so that the diff shows what differs beyond their order.
+			a, b = ca, cb
 		}
 	}
 	var va, vb any
