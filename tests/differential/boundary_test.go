@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,9 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
+
+// generatedSuffix matches the suffix the apiserver appended to a generateName of the script ("-gen-").
+var generatedSuffix = regexp.MustCompile(`(-gen-(?:` + nsPlaceholder + `-)?)[a-z0-9]{5}$`)
 
 // objectNames lists "namespace/name" of the objects of a collection read straight from the apiserver.
 func objectNames(t *testing.T, path string) []string {
@@ -70,7 +74,7 @@ func testBoundary(t *testing.T) {
 			norm := func(names []string, ns string) []string {
 				var out []string
 				for _, n := range names {
-					out = append(out, strings.ReplaceAll(n, ns, nsPlaceholder))
+					out = append(out, generatedSuffix.ReplaceAllString(strings.ReplaceAll(n, ns, nsPlaceholder), "${1}@GEN@"))
 				}
 				slices.Sort(out)
 				return out
