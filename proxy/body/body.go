@@ -294,13 +294,8 @@ func Paths(d translate.Direction, data []byte, ns ...*translate.Node) ([]byte, e
 // errEmpty is returned for a missing body where one is required.
 var errEmpty = errors.New("the request body is empty")
 
-// RouteOf returns the route of the mapped kind a JSON object's apiVersion and kind name (in upstream
-// terms), decoded as kube-apiserver decodes them: keys matched exactly, the last of duplicate keys
-// winning. It is false for an object of no routed kind, or a body that is not a JSON object.
-func (t *Translator) RouteOf(object []byte) (*translate.Route, bool) {
-	var tm metav1.TypeMeta
-	if len(object) == 0 || sigsjson.UnmarshalCaseSensitivePreserveInts(object, &tm) != nil {
-		return nil, false
-	}
-	return t.table.ByUpstreamKind(schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind))
+// RouteOf returns the route of the mapped kind an object's apiVersion and kind name (in upstream terms);
+// false for an object of no routed kind.
+func (t *Translator) RouteOf(apiVersion, kind string) (*translate.Route, bool) {
+	return t.table.ByUpstreamKind(schema.FromAPIVersionAndKind(apiVersion, kind))
 }

@@ -9,7 +9,10 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
@@ -47,18 +50,25 @@ func SetRequest(r *http.Request, contentType string, data []byte) {
 // ApplyPatchCBOR is the media type of server-side apply patches in CBOR.
 const ApplyPatchCBOR = "application/apply-patch+cbor"
 
+// PathsOf returns the group-carrying paths of an object of the given apiVersion and kind.
+type PathsOf func(apiVersion, kind string) *translate.Node
+
 // ObjectToPrivate translates the body of a create or an update (of an object or its status) to the
 // private groups, decoding it as kube-apiserver decodes the media type of contentType (JSON when it is
-// empty): JSON as it is, YAML and CBOR converted to JSON, protobuf (built-in kinds only) transcoded to
-// JSON when it names a mapped group. The JSON is rewritten along the tree pathsOf returns for it, every
-// other byte kept (translate.Direction.Rewrite).
+// empty), and rewriting it along the tree pathsOf returns for the object's apiVersion and kind:
+//
+//   - JSON: rewritten in place, every other byte kept (translate.Direction.Rewrite);
+//   - YAML: converted to JSON as the apiserver converts it, then as JSON;
+//   - CBOR: decoded and encoded again in CBOR with the apiserver's own CBOR library, translated between
+//     (so that a backend that does not take CBOR still answers 415);
+//   - protobuf (built-in kinds only): transcoded to JSON when it names a mapped group.
 //
 // It returns the body to forward and its Content-Type: data and contentType themselves when nothing
 // needed translating, or when the body cannot be parsed or has a media type that carries no object the
-// proxy knows (the backend then answers with its own error: 400, 415, ...); else the translated JSON and
-// "application/json". The error is an API status for a body that names a mapped group but cannot be
-// translated: 415 for protobuf the proxy cannot decode.
-func ObjectToPrivate(contentType string, data []byte, pathsOf func(object []byte) *translate.Node) ([]byte, string, error) {
+// proxy knows (the backend then answers with its own error: 400, 415, ...); else the translation. The
+// error is an API status for a body that names a mapped group but cannot be translated: 415 for protobuf
+// the proxy cannot decode.
+func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var j []byte
 	switch mediaType {
@@ -70,10 +80,11 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf func(object []byte
 			return data, contentType, nil
 		}
 	case CBOR:
-		var err error
-		if j, err = CBORToJSON(data); err != nil {
-			return data, contentType, nil
-		}
+		return cborToPrivate(contentType, data, func(v map[string]any) *translate.Node {
+			apiVersion, _ := v["apiVersion"].(string)
+			kind, _ := v["kind"].(string)
+			return pathsOf(apiVersion, kind)
+		})
 	case Protobuf:
 		if !groupnames.Mentions(translate.ToPrivate, data) {
 			return data, contentType, nil
@@ -85,11 +96,48 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf func(object []byte
 	default:
 		return data, contentType, nil
 	}
-	out, err := Paths(translate.ToPrivate, j, pathsOf(j))
+	if !groupnames.Mentions(translate.ToPrivate, j) {
+		return data, contentType, nil
+	}
+	out, err := translate.ToPrivate.Rewrite(pathsOf(typeMeta(j)), j)
 	if err != nil || bytes.Equal(out, j) {
 		return data, contentType, nil
 	}
 	return out, JSON, nil
+}
+
+// typeMeta returns a JSON object's apiVersion and kind as kube-apiserver decodes them: keys matched
+// exactly, the last of duplicate keys winning; empty for a body that is not a JSON object.
+func typeMeta(object []byte) (apiVersion, kind string) {
+	var tm metav1.TypeMeta
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(object, &tm) != nil {
+		return "", ""
+	}
+	return tm.APIVersion, tm.Kind
+}
+
+// cborToPrivate translates a CBOR body along the tree pathsOf returns for its decoded value: decoded and
+// encoded again with apimachinery's CBOR library (the apiserver's), so that it stays CBOR. A body that does
+// not decode to one map, or in which nothing changes, is returned as it is.
+func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any) *translate.Node) ([]byte, string, error) {
+	var v any
+	if err := cbordirect.Unmarshal(data, &v); err != nil {
+		return data, contentType, nil
+	}
+	object, ok := v.(map[string]any)
+	if !ok {
+		return data, contentType, nil
+	}
+	before, err := cbordirect.Marshal(object)
+	if err != nil {
+		return data, contentType, nil
+	}
+	translate.ToPrivate.JSON(pathsOf(object), object)
+	out, err := cbordirect.Marshal(object)
+	if err != nil || bytes.Equal(out, before) {
+		return data, contentType, nil
+	}
+	return out, contentType, nil
 }
 
 // PatchToPrivate translates the body of a patch to the private groups along the tree n (a route's Paths
@@ -97,7 +145,7 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf func(object []byte
 // contentType: merge and strategic merge patches as partial objects, JSON patches by operation (see
 // jsonPatch), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
 // Content-Type, as ObjectToPrivate does: the body as it is when nothing needed translating or it cannot be
-// parsed, else JSON (an apply patch then goes as application/apply-patch+yaml, of which JSON is a form).
+// parsed, else its translation (a YAML apply patch as JSON, which is YAML too; CBOR stays CBOR).
 // The error is an API status: 422 for a JSON patch the proxy must refuse.
 func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
@@ -115,19 +163,17 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 		if errors.As(err, &refused) {
 			return nil, "", err
 		}
-	case ApplyPatchYAML, ApplyPatchCBOR:
+	case ApplyPatchYAML:
 		var j []byte
-		if mediaType == ApplyPatchYAML {
-			j, err = yaml.YAMLToJSON(data)
-		} else {
-			j, err = CBORToJSON(data)
-		}
-		if err == nil {
+		if j, err = yaml.YAMLToJSON(data); err == nil {
 			if out, err = Paths(translate.ToPrivate, j, n); err == nil && bytes.Equal(out, j) {
 				out = data
+			} else {
+				outType = ApplyPatchYAML // the JSON form of the YAML
 			}
 		}
-		outType = ApplyPatchYAML
+	case ApplyPatchCBOR:
+		return cborToPrivate(contentType, data, func(map[string]any) *translate.Node { return n })
 	default:
 		return data, contentType, nil
 	}

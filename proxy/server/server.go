@@ -267,10 +267,10 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 		outType string
 	)
 	if req.Verb == "patch" {
-		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, nil))
+		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, "", ""))
 	} else {
-		out, outType, err = body.ObjectToPrivate(contentType, data, func(object []byte) *translate.Node {
-			return s.requestPaths(req, object)
+		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) *translate.Node {
+			return s.requestPaths(req, apiVersion, kind)
 		})
 	}
 	done()
@@ -284,13 +284,13 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 // requestPaths returns the group-carrying paths of a request body: for an object or status of a mapped
 // kind, those of the routed kind the object's own apiVersion and kind name (the backend answers a mismatch
 // with the path as kube-apiserver would), else of the request's route; for anything else (a built-in
-// resource, the scale subresource's autoscaling/v1 Scale) body.RequestPaths. object is the JSON body, nil
-// for a patch.
-func (s *server) requestPaths(req classify.Request, object []byte) *translate.Node {
+// resource, the scale subresource's autoscaling/v1 Scale) body.RequestPaths. apiVersion and kind are the
+// body's, empty for a patch.
+func (s *server) requestPaths(req classify.Request, apiVersion, kind string) *translate.Node {
 	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
 		return body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 	}
-	if route, ok := s.bodies.RouteOf(object); ok {
+	if route, ok := s.bodies.RouteOf(apiVersion, kind); ok {
 		return route.Paths
 	}
 	return req.Route.Paths
