@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"path"
 	"regexp"
 	"sort"
@@ -234,6 +236,12 @@ func compare(t *testing.T, st *state, what string, r request, ex [2]exchange) {
 	}
 	if body[0] != body[1] && !sameInvalidUpToOrder(body[0], body[1]) {
 		diffs = append(diffs, "body: "+bodyDiff(body[0], body[1]))
+	}
+	if dir := os.Getenv("DIFFERENTIAL_DUMP"); dir != "" && len(diffs) > 0 {
+		// The raw answers, for a closer look: <dir>/<case>.{direct,proxied}.
+		base := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(what))
+		_ = os.WriteFile(base+".direct", ex[0].body, 0o644)
+		_ = os.WriteFile(base+".proxied", ex[1].body, 0o644)
 	}
 	pattern, known := knownDefect(what, len(diffs) > 0)
 	switch {
@@ -494,27 +502,46 @@ func sortedBytes(s string) string {
 	return string(b)
 }
 
-// canonicalStatus re-encodes a Status with its causes, and the errors its message lists, sorted.
+// canonicalStatus re-encodes a Status with its causes, and the errors its message lists, sorted: the
+// message of an Invalid answer lists its causes' errors, each once ("... is invalid: [a, b]", by
+// k8s.io/apimachinery's aggregate, which drops repeated messages), and server-side apply's "failed to
+// create typed patch object (...): errors:" lists its errors a line each.
 func canonicalStatus(body string) (string, bool) {
 	var st metav1.Status
-	if json.Unmarshal([]byte(body), &st) != nil || st.Kind != "Status" || st.Details == nil || len(st.Details.Causes) < 2 {
+	if json.Unmarshal([]byte(body), &st) != nil || st.Kind != "Status" {
 		return "", false
 	}
-	causes := st.Details.Causes
-	elems := make([]string, len(causes))
-	for i, c := range causes {
-		elems[i] = c.Field + ": " + c.Message
+	changed := false
+	if head, lines, ok := strings.Cut(st.Message, "errors:\n"); ok {
+		l := strings.Split(lines, "\n")
+		sort.Strings(l)
+		st.Message, changed = head+"errors:\n"+strings.Join(l, "\n"), true
 	}
-	if prefix, ok := strings.CutSuffix(st.Message, "["+strings.Join(elems, ", ")+"]"); ok {
-		sort.Strings(elems)
-		st.Message = prefix + "[" + strings.Join(elems, ", ") + "]"
-	}
-	sort.Slice(causes, func(i, j int) bool {
-		if causes[i].Field != causes[j].Field {
-			return causes[i].Field < causes[j].Field
+	if st.Details != nil && len(st.Details.Causes) > 1 {
+		causes := st.Details.Causes
+		var elems []string
+		seen := map[string]bool{}
+		for _, c := range causes {
+			if e := c.Field + ": " + c.Message; !seen[e] {
+				seen[e] = true
+				elems = append(elems, e)
+			}
 		}
-		return causes[i].Message < causes[j].Message
-	})
+		if prefix, ok := strings.CutSuffix(st.Message, "["+strings.Join(elems, ", ")+"]"); ok {
+			sort.Strings(elems)
+			st.Message = prefix + "[" + strings.Join(elems, ", ") + "]"
+		}
+		sort.SliceStable(causes, func(i, j int) bool {
+			if causes[i].Field != causes[j].Field {
+				return causes[i].Field < causes[j].Field
+			}
+			return causes[i].Message < causes[j].Message
+		})
+		changed = true
+	}
+	if !changed {
+		return "", false
+	}
 	out, err := json.Marshal(st)
 	return string(out), err == nil
 }
