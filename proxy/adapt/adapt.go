@@ -8,8 +8,10 @@
 // What the backend serves comes from the proxy's aggregated discovery, read with the credentials of the
 // requests that need it (see served); a resource version it serves, and every request the backend's
 // discovery cannot be read for, pass through untouched. Discovery documents list, beside the versions the
-// backend serves, every routed version of a resource it serves at another version, so that clients map
-// their kinds as they would on an up-to-date backend.
+// backend serves, every routed version upstream serves of a resource the backend serves at another
+// version, so that clients map their kinds as they would on an up-to-date backend. A version upstream's
+// CRD does not serve (translate.Route.Unserved, CAPA's v1beta1) is never served in process: kube-apiserver
+// serving upstream's CRDs answers it 404.
 //
 // In that mode, per verb:
 //
@@ -127,8 +129,12 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // backendRoute returns the route of the version to ask the backend for instead of route's, or nil when
 // the backend serves route's version (or what it serves is unknown, or it serves no version of the
-// resource).
+// resource), or when upstream does not serve route's version (translate.Route.Unserved): kube-apiserver
+// serving upstream's CRD answers that 404, so the request goes on for the backend to answer.
 func (a *Adapter) backendRoute(r *http.Request, route *translate.Route) *translate.Route {
+	if route.Unserved {
+		return nil
+	}
 	versions, known := a.served.versions(r, route.Upstream.GroupResource())
 	if !known || len(versions) == 0 {
 		return nil

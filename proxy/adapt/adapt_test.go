@@ -295,3 +295,31 @@ func TestServeStreamed(t *testing.T) {
 		t.Errorf("a silent handler answered %d", silent.code)
 	}
 }
+
+// TestUnservedVersionsAreNotAdded: CAPA's v1beta1 is in upstream's CRDs but not served, so kube-apiserver
+// serving them answers it 404 and lists it nowhere; the Adapter must not serve it from v1beta2.
+func TestUnservedVersionsAreNotAdded(t *testing.T) {
+	gr := schema.GroupResource{Group: "infrastructure.cluster.x-k8s.io", Resource: "awsmachines"}
+	route, ok := translate.NewTable(routes.Routes).ByUpstream(gr.WithVersion("v1beta1"))
+	if !ok || !route.Unserved {
+		t.Fatalf("the route table does not mark %s v1beta1 unserved: %+v", gr, route)
+	}
+	f := &fakeProxy{}
+	a := newAdapter(t, f)
+	view := map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery{
+		gr: {"v1beta2": {Resource: "awsmachines", ResponseKind: &metav1.GroupVersionKind{Group: gr.Group, Version: "v1beta2", Kind: "AWSMachine"}}},
+	}
+	if extras := a.extras(view); len(extras[gr.Group]["v1beta1"]) != 0 {
+		t.Errorf("discovery would list an unserved version: %+v", extras[gr.Group]["v1beta1"])
+	}
+	a.served.observe(&apidiscoveryv2.APIGroupDiscoveryList{Items: []apidiscoveryv2.APIGroupDiscovery{{
+		ObjectMeta: metav1.ObjectMeta{Name: gr.Group},
+		Versions:   []apidiscoveryv2.APIVersionDiscovery{{Version: "v1beta2", Resources: []apidiscoveryv2.APIResourceDiscovery{view[gr]["v1beta2"]}}},
+	}}})
+	rec := httptest.NewRecorder()
+	path := "/apis/infrastructure.cluster.x-k8s.io/v1beta1/namespaces/ns/awsmachines/m1"
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	if rec.Code != http.StatusNotFound || f.paths[len(f.paths)-1] != "GET "+path {
+		t.Errorf("GET of an unserved version: %d %s, the proxy was asked for %v", rec.Code, rec.Body, f.paths)
+	}
+}

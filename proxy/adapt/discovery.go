@@ -115,11 +115,15 @@ func encode(v any, code int) ([]byte, int, bool) {
 }
 
 // extras returns, by upstream group and version, the aggregated discovery entries of the routed
-// resources the backend does not serve at that version but at another: each is the entry of the version
+// resources upstream serves at that version and the backend does not, but at another: each is the entry of the version
 // the Adapter would convert from, renamed to the missing version.
 func (a *Adapter) extras(view map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery) map[string]map[string][]apidiscoveryv2.APIResourceDiscovery {
 	out := map[string]map[string][]apidiscoveryv2.APIResourceDiscovery{}
 	for _, route := range a.table.Routes() {
+		if route.Unserved {
+			// kube-apiserver serving upstream's CRD does not list it.
+			continue
+		}
 		gr := route.Upstream.GroupResource()
 		versions := view[gr]
 		if len(versions) == 0 {
