@@ -229,7 +229,6 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	objects := x.objects()
-	_, params := negotiate.MediaType(resp.header.Get("Content-Type"))
 	switch {
 	case x.req.Watch:
 		copyHeader(w, resp.header)
@@ -239,7 +238,7 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
 			klog.V(2).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
 		}
-	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && params["as"] != "Table":
+	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && !asksTable(r):
 		var buf bytes.Buffer
 		if err := stream.List(&buf, resp.body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))
@@ -259,6 +258,13 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		}
 		writeBody(w, resp.header, resp.code, data)
 	}
+}
+
+// asksTable reports whether the backend answers r with a Table: kube-apiserver's answer says so only
+// in its body (its Content-Type is plain application/json), so this asks what it negotiates for r's
+// Accept header, narrowed as the proxy narrows it.
+func asksTable(r *http.Request) bool {
+	return negotiate.AsksTable(negotiate.Accept(r.Header.Values("Accept"), negotiate.CustomResource))
 }
 
 // isResourceNotFound reports whether a 404 is kube-apiserver's for an unknown resource (no details

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -66,6 +67,15 @@ func (f *fakeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.discoveries.Add(1)
 		w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
 		_ = json.NewEncoder(w).Encode(backendDoc())
+	case "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools":
+		// kube-apiserver names the Table shape in the body only, never in Content-Type.
+		w.Header().Set("Content-Type", "application/json")
+		if negotiate.AsksTable(r.Header.Get("Accept")) { // kube-apiserver's own negotiation
+			_, _ = w.Write([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},` +
+				`"columnDefinitions":[{"name":"Name","type":"string"}],"rows":[{"cells":["mp1"],"object":` + storedMachinePool + `}]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"kind":"MachinePoolList","apiVersion":"cluster.x-k8s.io/v1beta1","metadata":{"resourceVersion":"7"},"items":[` + storedMachinePool + `]}`))
 	case "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools/mp1":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(storedMachinePool))
@@ -321,5 +331,45 @@ func TestUnservedVersionsAreNotAdded(t *testing.T) {
 	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusNotFound || f.paths[len(f.paths)-1] != "GET "+path {
 		t.Errorf("GET of an unserved version: %d %s, the proxy was asked for %v", rec.Code, rec.Body, f.paths)
+	}
+}
+
+// TestListConvertsInProcess: a list and a Table of the same collection, told apart as kube-apiserver's
+// negotiation tells them apart (by Accept: its answers have the same Content-Type).
+func TestListConvertsInProcess(t *testing.T) {
+	a := newAdapter(t, &fakeProxy{})
+	for _, tc := range []struct {
+		accept, kind string
+	}{
+		{"", "MachinePoolList"},
+		{"application/json", "MachinePoolList"},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "Table"},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5,application/json", "MachinePoolList"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machinepools", nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		var got struct {
+			Kind, APIVersion string
+			Items            []struct{ APIVersion string }
+			Rows             []struct{ Object struct{ APIVersion string } }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK || got.Kind != tc.kind {
+			t.Errorf("Accept %q: %d %s %v", tc.accept, rec.Code, rec.Body, err)
+			continue
+		}
+		var versions []string
+		for _, i := range got.Items {
+			versions = append(versions, i.APIVersion)
+		}
+		for _, r := range got.Rows {
+			versions = append(versions, r.Object.APIVersion)
+		}
+		if len(versions) != 1 || versions[0] != "cluster.x-k8s.io/v1beta2" {
+			t.Errorf("Accept %q: objects at %v: %s", tc.accept, versions, rec.Body)
+		}
 	}
 }

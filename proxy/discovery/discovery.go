@@ -50,11 +50,12 @@ func New(table *translate.Table) *Rewriter {
 }
 
 // Request prepares the headers of a discovery request for the backend: If-None-Match is removed (the
-// backend's ETag is of a document the client never sees) and Accept is narrowed to JSON, keeping the
-// aggregated discovery ranges (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
+// backend's ETag is of a document the client never sees) and Accept is narrowed to JSON
+// (negotiate.Accept), keeping the aggregated discovery ranges
+// (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
 func Request(h http.Header) {
 	h.Del("If-None-Match")
-	h.Set("Accept", negotiate.JSONAccept(h.Values("Accept")))
+	negotiate.Narrow(h, negotiate.Discovery)
 }
 
 // Response removes the headers of a discovery response that describe the untranslated document (ETag).
