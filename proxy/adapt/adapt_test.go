@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -371,5 +372,54 @@ func TestListConvertsInProcess(t *testing.T) {
 		if len(versions) != 1 || versions[0] != "cluster.x-k8s.io/v1beta2" {
 			t.Errorf("Accept %q: objects at %v: %s", tc.accept, versions, rec.Body)
 		}
+	}
+}
+
+// TestDiscoveryETag: the ETag of the aggregated document the Adapter writes (with the versions it adds),
+// and 304 Not Modified for a client that has it, as kube-apiserver answers.
+func TestDiscoveryETag(t *testing.T) {
+	var ifNoneMatch []string
+	f := &fakeProxy{}
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ifNoneMatch = append(ifNoneMatch, r.Header.Get("If-None-Match"))
+		f.ServeHTTP(w, r)
+	})
+	a := newAdapter(t, next)
+	get := func(header ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+		req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+		for i := 0; i < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	rec := get()
+	etag := rec.Header().Get("ETag")
+	if want, ok := discovery.ETag(rec.Body.Bytes()); rec.Code != http.StatusOK || !ok || etag != want {
+		t.Fatalf("%d ETag %q, want %q of the document written: %s", rec.Code, etag, want, rec.Body)
+	}
+	if !strings.Contains(rec.Body.String(), `"version":"v1beta2","resources":[{"resource":"machinepools"`) {
+		t.Errorf("the document lacks the versions the Adapter adds: %s", rec.Body)
+	}
+	if rec = get("If-None-Match", etag); rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != etag ||
+		rec.Header().Get("Content-Type") != "" {
+		t.Errorf("If-None-Match: %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
+	if rec = get("If-None-Match", `"other"`); rec.Code != http.StatusOK || rec.Header().Get("ETag") != etag {
+		t.Errorf("another If-None-Match: %d %v", rec.Code, rec.Header())
+	}
+	for _, v := range ifNoneMatch {
+		if v != "" {
+			t.Errorf("the proxy behind was asked with If-None-Match %q", v)
+		}
+	}
+	// Legacy discovery has no ETag, as kube-apiserver's has none.
+	req := httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2", nil)
+	rec = httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Header().Get("ETag") != "" {
+		t.Errorf("legacy discovery: %d %v", rec.Code, rec.Header())
 	}
 }

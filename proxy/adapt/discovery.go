@@ -11,27 +11,46 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// discovery serves a discovery request: the proxy's document, plus every routed version of a resource
-// that the backend serves at another version only (the Adapter converts to it), as if the backend served
-// it. An aggregated /apis also refreshes the view of what the backend serves. Documents the Adapter does
-// not know (apidiscovery v2beta1) pass unchanged.
+// discovery serves a discovery request: the proxy's document, plus every routed version upstream serves
+// of a resource that the backend serves at another version only (the Adapter converts to it), as if the
+// backend served it. An aggregated /apis also refreshes the view of what the backend serves. Documents
+// the Adapter does not know (apidiscovery v2beta1) pass unchanged.
+//
+// The Adapter writes the final document, so it sends the ETag of an aggregated one and answers a
+// matching If-None-Match with 304 Not Modified, as kube-apiserver does (discovery.ETag); the proxy
+// behind it drops the backend's ETag, which is of the untranslated document.
 func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify.Request) {
-	rec, err := record(a.next, r)
+	out := r.Clone(r.Context())
+	out.Header.Del("If-None-Match")
+	rec, err := record(a.next, out)
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
 	code, data := rec.status(), rec.body.Bytes()
 	if negotiate.IsJSON(rec.header.Get("Content-Type")) && (code == http.StatusOK || code == http.StatusNotFound) {
-		if out, newCode, ok := a.augment(r, req, code, data); ok {
+		if augmented, newCode, ok := a.augment(r, req, code, data); ok {
 			if code == http.StatusNotFound {
 				rec.header.Set("Content-Type", "application/json")
 			}
-			writeBody(w, rec.header, newCode, out)
-			return
+			code, data = newCode, augmented
+		}
+	}
+	if code == http.StatusOK && negotiate.IsJSON(rec.header.Get("Content-Type")) {
+		if etag, ok := discovery.ETag(data); ok {
+			rec.header.Set("ETag", etag)
+			if discovery.NotModified(r.Header, etag) {
+				for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding"} {
+					rec.header.Del(h)
+				}
+				copyHeader(w, rec.header)
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
 		}
 	}
 	writeBody(w, rec.header, code, data)
