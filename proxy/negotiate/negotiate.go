@@ -91,7 +91,9 @@ func (restrictions) AllowsStreamSchema(s string) bool { return s == "watch" }
 // application/json with the same parameters (q, as, g, v, stream, ...), and kube-apiserver picks the same
 // range in JSON. A range it cannot serve is never turned into one it can
 // (application/vnd.kubernetes.protobuf;as=Table does not become a JSON Table). When it can serve none,
-// the values are returned as they are, and it answers its own 406 Not Acceptable (Accept: text/plain).
+// it gets a header it refuses too, and answers its own 406 Not Acceptable: the values as they are
+// (Accept: text/plain), but for protobuf, CBOR and YAML ranges, in which it would write its errors
+// (see refused).
 // Wildcards ("*/*", "application/*") are kept: kube-apiserver answers them in JSON, its first media
 // type. No Accept at all stays empty (kube-apiserver answers JSON). A range repeating an earlier one is
 // dropped.
@@ -101,11 +103,16 @@ func (restrictions) AllowsStreamSchema(s string) bool { return s == "watch" }
 func Accept(values []string, e Endpoint) string {
 	var out []string
 	seen := map[string]bool{}
+	ranges := 0
 	for _, value := range values {
 		for _, r := range strings.Split(value, ",") {
 			r = strings.TrimSpace(r)
+			if r == "" {
+				continue
+			}
+			ranges++
 			options, ok := negotiation.NegotiateMediaTypeOptions(r, serializers, restrictions(e))
-			if r == "" || !ok {
+			if !ok {
 				continue
 			}
 			if mediaType, params, hasParams := strings.Cut(r, ";"); options.Accepted.MediaType != runtime.ContentTypeJSON &&
@@ -121,8 +128,44 @@ func Accept(values []string, e Endpoint) string {
 			}
 		}
 	}
+	if len(out) == 0 && ranges > 0 {
+		return refused(values)
+	}
+	return strings.Join(out, ",")
+}
+
+// binary are the media types the proxy cannot translate.
+var binary = map[string]bool{
+	"application/vnd.kubernetes.protobuf": true,
+	"application/cbor":                    true,
+	"application/cbor-seq":                true,
+	"application/yaml":                    true,
+}
+
+// notAcceptable is a media range every kube-apiserver endpoint refuses, the Status of its refusal
+// included, which it then writes in JSON (responsewriters.WriteObjectNegotiated falls back to JSON when
+// the Status itself cannot be negotiated).
+const notAcceptable = "application/json;as=NotAcceptable;g=meta.k8s.io;v=v1"
+
+// refused returns the Accept header to send for values of which kube-apiserver can serve no range: the
+// ranges as the client sent them, but for the protobuf, CBOR and YAML ones. kube-apiserver writes the
+// Status of a request it refuses early (403 Forbidden names the resource and its group) in the client's
+// media type where it can, and the proxy translates JSON only; when no other range is left,
+// notAcceptable stands for them. kube-apiserver answers 406 either way, with the same message, but in
+// JSON where it would have answered protobuf.
+func refused(values []string) string {
+	var out []string
+	for _, value := range values {
+		for _, r := range strings.Split(value, ",") {
+			r = strings.TrimSpace(r)
+			mediaType, _, _ := strings.Cut(r, ";")
+			if r != "" && !binary[strings.ToLower(strings.TrimSpace(mediaType))] {
+				out = append(out, r)
+			}
+		}
+	}
 	if len(out) == 0 {
-		return strings.Join(values, ",")
+		return notAcceptable
 	}
 	return strings.Join(out, ",")
 }

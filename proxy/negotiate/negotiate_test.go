@@ -3,6 +3,8 @@ package negotiate
 import (
 	"net/http"
 	"testing"
+
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
 func TestAccept(t *testing.T) {
@@ -31,20 +33,21 @@ func TestAccept(t *testing.T) {
 		{"YAML becomes JSON", CustomResource, []string{"application/yaml"}, "application/json"},
 		{"metadata shapes keep their parameters", CustomResource, []string{protobuf + ";" + pom + ",application/json;" + pom + ",application/json"},
 			"application/json;" + pom + ",application/json"},
-		{"protobuf of a custom resource is refused by kube-apiserver, so kept", CustomResource, []string{protobuf}, protobuf},
+		{"protobuf of a custom resource is refused by kube-apiserver, in JSON", CustomResource, []string{protobuf}, notAcceptable},
 		{"protobuf of a built-in resource becomes JSON", Resource, []string{protobuf}, "application/json"},
 		{"protobuf watch streams", Resource, []string{protobuf + ";stream=watch"}, "application/json;stream=watch"},
 		{"a Table is never protobuf: the JSON after it wins", CustomResource, []string{protobuf + ";" + table + ", application/json"}, "application/json"},
-		{"a Table alone in protobuf stays refused", Resource, []string{protobuf + ";" + table}, protobuf + ";" + table},
+		{"a Table alone in protobuf stays refused", Resource, []string{protobuf + ";" + table}, notAcceptable},
+		{"refused binary ranges are dropped beside others", Resource, []string{protobuf + ";" + table + ",text/plain"}, "text/plain"},
 		{"a Table in YAML becomes a JSON Table", CustomResource, []string{"application/yaml;" + table}, "application/json;" + table},
 		{"kubectl's Table", CustomResource, []string{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"},
 			"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"},
-		{"an unknown shape is refused", Resource, []string{protobuf + ";as=Foo;g=example.com;v=v1"}, protobuf + ";as=Foo;g=example.com;v=v1"},
+		{"an unknown shape is refused", Resource, []string{protobuf + ";as=Foo;g=example.com;v=v1"}, notAcceptable},
 		{"an unknown shape is refused, JSON included", Resource, []string{"application/json;as=Foo;g=example.com;v=v1,application/json"}, "application/json"},
 		{"aggregated discovery in protobuf", Discovery, []string{protobuf + ";g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"},
 			"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"},
 		{"legacy discovery in protobuf", Discovery, []string{protobuf}, "application/json"},
-		{"discovery refuses a Table", Discovery, []string{protobuf + ";" + table}, protobuf + ";" + table},
+		{"discovery refuses a Table", Discovery, []string{protobuf + ";" + table}, notAcceptable},
 	} {
 		if got := Accept(tc.in, tc.endpoint); got != tc.want {
 			t.Errorf("%s: Accept(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
@@ -102,5 +105,19 @@ func TestAsksTable(t *testing.T) {
 		if got := AsksTable(accept); got != want {
 			t.Errorf("AsksTable(%q) = %v, want %v", accept, got, want)
 		}
+	}
+}
+
+// TestNotAcceptableIsRefusedEverywhere: the stand-in for refused binary ranges is refused by every
+// endpoint, and by the negotiation of error Statuses (negotiation.DefaultEndpointRestrictions), so that
+// kube-apiserver answers 406 and writes its errors in JSON.
+func TestNotAcceptableIsRefusedEverywhere(t *testing.T) {
+	for _, e := range []Endpoint{CustomResource, Resource, Discovery} {
+		if _, ok := negotiation.NegotiateMediaTypeOptions(notAcceptable, serializers, restrictions(e)); ok {
+			t.Errorf("endpoint %d accepts %s", e, notAcceptable)
+		}
+	}
+	if _, ok := negotiation.NegotiateMediaTypeOptions(notAcceptable, serializers, negotiation.DefaultEndpointRestrictions); ok {
+		t.Errorf("errors can be written as %s", notAcceptable)
 	}
 }
