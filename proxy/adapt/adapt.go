@@ -112,12 +112,12 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := a.classifier.Classify(r)
 	switch req.Class {
 	case classify.Discovery:
-		a.discovery(w, r, req)
+		a.discovery(gzipping(w, r), r, req)
 		return
 	case classify.Mapped:
 		if backend := a.backendRoute(r, req.Route); backend != nil {
 			klog.V(4).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
-			a.convertInProcess(w, r, req, backend)
+			a.convertInProcess(gzipping(w, r), r, req, backend)
 			return
 		}
 		// Served, as far as discovery told: should the backend answer that it serves no such resource (its

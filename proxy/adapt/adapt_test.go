@@ -1,8 +1,11 @@
 package adapt
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -183,7 +186,12 @@ func TestDiscoveryListsConvertedVersions(t *testing.T) {
 		t.Errorf("legacy group: %+v", g)
 	}
 	rl := &metav1.APIResourceList{GroupVersion: "cluster.x-k8s.io/v1beta2"}
-	addLegacyResources(rl, "cluster.x-k8s.io", extras["cluster.x-k8s.io"]["v1beta2"])
+	addLegacyResources(rl, "cluster.x-k8s.io", extras["cluster.x-k8s.io"]["v1beta2"], a.storageVersionHash(
+		map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery{{Group: "cluster.x-k8s.io", Resource: "machinepools"}: {"v1beta1": {}}}))
+	// The backend serves (and so stores) v1beta1 only.
+	if want := discovery.StorageVersionHash("cluster.x-k8s.io", "v1beta1", "MachinePool"); rl.APIResources[0].StorageVersionHash != want {
+		t.Errorf("storageVersionHash %q, want %q", rl.APIResources[0].StorageVersionHash, want)
+	}
 	var got []string
 	for _, r := range rl.APIResources {
 		got = append(got, r.Name+":"+r.Kind+":"+r.Group)
@@ -421,5 +429,47 @@ func TestDiscoveryETag(t *testing.T) {
 	a.ServeHTTP(rec, req)
 	if rec.Header().Get("ETag") != "" {
 		t.Errorf("legacy discovery: %d %v", rec.Code, rec.Header())
+	}
+}
+
+// TestWriteBodyGzip: answers written whole are gzip'ed as kube-apiserver gzips them: above 128 KiB, for a
+// client that accepts gzip.
+func TestWriteBodyGzip(t *testing.T) {
+	large := []byte(`{"kind":"Status","message":"` + strings.Repeat("x", gzipThreshold) + `"}`)
+	for _, tc := range []struct {
+		acceptEncoding string
+		body           []byte
+		gzipped        bool
+	}{
+		{"gzip", large, true},
+		{"deflate, gzip", large, true},
+		{"", large, false},
+		{"gzip", large[:gzipThreshold], false},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+		if tc.acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", tc.acceptEncoding)
+		}
+		rec := httptest.NewRecorder()
+		writeBody(gzipping(rec, req), http.Header{"Content-Type": {"application/json"}}, http.StatusOK, tc.body)
+		got := rec.Body.Bytes()
+		if tc.gzipped {
+			if rec.Header().Get("Content-Encoding") != "gzip" || rec.Header().Get("Vary") != "Accept-Encoding" {
+				t.Errorf("%q, %d bytes: headers %v", tc.acceptEncoding, len(tc.body), rec.Header())
+				continue
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		} else if rec.Header().Get("Content-Encoding") != "" {
+			t.Errorf("%q, %d bytes: compressed", tc.acceptEncoding, len(tc.body))
+		}
+		if !bytes.Equal(got, tc.body) {
+			t.Errorf("%q, %d bytes: the body changed", tc.acceptEncoding, len(tc.body))
+		}
 	}
 }

@@ -90,7 +90,7 @@ func (a *Adapter) augment(r *http.Request, req classify.Request, code int, data 
 		}
 		l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 			GroupVersion: schema.GroupVersion{Group: req.Group, Version: req.Version}.String()}
-		addLegacyResources(l, req.Group, resources)
+		addLegacyResources(l, req.Group, resources, a.storageVersionHash(view))
 		return encode(l, http.StatusOK)
 	case code != http.StatusOK:
 		return nil, 0, false
@@ -100,7 +100,7 @@ func (a *Adapter) augment(r *http.Request, req classify.Request, code int, data 
 		if err != nil || json.Unmarshal(data, l) != nil || len(extras[gv.Group][gv.Version]) == 0 {
 			return nil, 0, false
 		}
-		addLegacyResources(l, gv.Group, extras[gv.Group][gv.Version])
+		addLegacyResources(l, gv.Group, extras[gv.Group][gv.Version], a.storageVersionHash(view))
 		return encode(l, code)
 	case gvk.Kind == "APIGroup" && gvk.Group == "":
 		g := &metav1.APIGroup{}
@@ -254,9 +254,31 @@ func addLegacyVersions(g *metav1.APIGroup, extras map[string][]apidiscoveryv2.AP
 	return changed
 }
 
+// storageVersionHash returns, for a resource of the view, the storageVersionHash legacy discovery shows
+// for it at every version (aggregated discovery has none): kube-apiserver hashes the group, the storage
+// version and the kind (discovery.StorageVersionHash). The storage version is taken to be the version the
+// Adapter converts from (the hub if the backend serves it, as a CRD stores its hub; else the newest it
+// serves): aggregated discovery does not tell it.
+func (a *Adapter) storageVersionHash(view map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery) func(group string, e apidiscoveryv2.APIResourceDiscovery) string {
+	return func(group string, e apidiscoveryv2.APIResourceDiscovery) string {
+		gr := schema.GroupResource{Group: group, Resource: e.Resource}
+		for _, route := range a.table.Routes() {
+			if route.Upstream.GroupResource() != gr {
+				continue
+			}
+			if backend := a.choose(route, view[gr]); backend != nil {
+				return discovery.StorageVersionHash(group, backend.Upstream.Version, backend.Kind)
+			}
+		}
+		return ""
+	}
+}
+
 // addLegacyResources adds aggregated discovery entries to a legacy APIResourceList, with their
-// subresources, unless a resource of that name is there already.
-func addLegacyResources(l *metav1.APIResourceList, group string, resources []apidiscoveryv2.APIResourceDiscovery) {
+// subresources, unless a resource of that name is there already; hash gives the storageVersionHash of
+// an entry.
+func addLegacyResources(l *metav1.APIResourceList, group string, resources []apidiscoveryv2.APIResourceDiscovery,
+	hash func(group string, e apidiscoveryv2.APIResourceDiscovery) string) {
 	have := map[string]bool{}
 	for _, r := range l.APIResources {
 		have[r.Name] = true
@@ -266,7 +288,8 @@ func addLegacyResources(l *metav1.APIResourceList, group string, resources []api
 			continue
 		}
 		main := metav1.APIResource{Name: e.Resource, SingularName: e.SingularResource,
-			Namespaced: e.Scope == apidiscoveryv2.ScopeNamespace, Verbs: e.Verbs, ShortNames: e.ShortNames, Categories: e.Categories}
+			Namespaced: e.Scope == apidiscoveryv2.ScopeNamespace, Verbs: e.Verbs, ShortNames: e.ShortNames, Categories: e.Categories,
+			StorageVersionHash: hash(group, e)}
 		if e.ResponseKind != nil {
 			main.Kind = e.ResponseKind.Kind
 		}

@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -248,6 +251,24 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatalf("the proxy's document never stayed the same for two requests: %v", err)
+		}
+
+		// Compressed as the apiserver compresses: gzip above 128 KiB, for a client that accepts it.
+		for _, c := range []*rawClient{p, d} {
+			resp, data := c.do(t, http.MethodGet, "/apis", "", aggregatedV2, "Accept-Encoding: gzip")
+			if resp.Header.Get("Content-Encoding") == "gzip" {
+				zr, err := gzip.NewReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if data, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if gzipped := resp.Header.Get("Content-Encoding") == "gzip"; gzipped != (len(data) > 128<<10) {
+				t.Errorf("%s: %d bytes, gzip %v", c.base, len(data), gzipped)
+			}
+			t.Logf("%s: aggregated discovery of %d bytes, Content-Encoding %q", c.base, len(data), resp.Header.Get("Content-Encoding"))
 		}
 
 		// Legacy discovery: an ETag exactly where the apiserver sends one (nowhere).

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
@@ -292,6 +293,19 @@ func TestInProcessConversion(t *testing.T) {
 		}
 		if !hasResource(resources.APIResources, "machinepools") || !hasResource(resources.APIResources, "machinepools/status") {
 			t.Errorf("legacy discovery of %s lacks machinepools: %v", clusterv1.GroupVersion, names(resources.APIResources))
+		}
+		// The backend stores v1beta1: every version shows that storage version's hash, in the upstream group.
+		want := endpointsdiscovery.StorageVersionHash(clusterv1.GroupVersion.Group, "v1beta1", "MachinePool")
+		for _, gv := range []string{clusterv1.GroupVersion.String(), clusterv1beta1.GroupVersion.String()} {
+			l, err := dc.ServerResourcesForGroupVersion(gv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range l.APIResources {
+				if r.Name == "machinepools" && r.StorageVersionHash != want {
+					t.Errorf("%s machinepools: storageVersionHash %q, want %q", gv, r.StorageVersionHash, want)
+				}
+			}
 		}
 		raw, err := dc.RESTClient().Get().AbsPath("/apis").SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").DoRaw(ctx)
 		if err != nil {
