@@ -122,6 +122,10 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 				if want := tc.kind; isJSON && tc.code == http.StatusOK && tm.Kind != want {
 					t.Errorf("Accept %q, %s: a %s, want a %s", tc.accept, c.name, tm.Kind, want)
 				}
+				if tc.kind == "Table" && resp.Header.Get("Content-Type") != "application/json" {
+					// The shape is in the body only: in-process conversion cannot tell a Table by it.
+					t.Errorf("Accept %q, %s: a Table as %q", tc.accept, c.name, resp.Header.Get("Content-Type"))
+				}
 				if isJSON && tc.code == http.StatusNotAcceptable && (tm.Kind != "Status" || !strings.Contains(string(data), "only the following media types are accepted")) {
 					t.Errorf("Accept %q, %s: %s", tc.accept, c.name, data)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -279,6 +280,37 @@ func TestInProcessConversion(t *testing.T) {
 		}
 		if *old.Spec.Replicas != 4 || old.Spec.Template.Spec.InfrastructureRef.APIVersion != upstreamInfra+"/v1beta2" {
 			t.Errorf("v1beta1 MachinePool: %+v", old.Spec)
+		}
+	})
+
+	t.Run("Table", func(t *testing.T) {
+		// kubectl get: the backend's Table (plain application/json, like a list) comes with the rows'
+		// objects converted; a client preferring the plain list by q gets the list.
+		path := "/apis/cluster.x-k8s.io/v1beta2/namespaces/" + ns + "/machinepools?includeObject=Object"
+		for accept, want := range map[string]string{
+			"application/json;as=Table;v=v1;g=meta.k8s.io,application/json":       "Table",
+			"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5,application/json": "MachinePoolList",
+		} {
+			data := viaProxy(t).mustDo(t, http.StatusOK, http.MethodGet, path, "", "Accept: "+accept)
+			var got struct {
+				Kind  string
+				Items []struct{ APIVersion string }
+				Rows  []struct{ Object struct{ APIVersion string } }
+			}
+			if err := json.Unmarshal(data, &got); err != nil || got.Kind != want {
+				t.Errorf("Accept %q: a %s, want a %s: %.300s", accept, got.Kind, want, data)
+				continue
+			}
+			var versions []string
+			for _, i := range got.Items {
+				versions = append(versions, i.APIVersion)
+			}
+			for _, r := range got.Rows {
+				versions = append(versions, r.Object.APIVersion)
+			}
+			if len(versions) != 1 || versions[0] != clusterv1.GroupVersion.String() {
+				t.Errorf("Accept %q: objects at %v", accept, versions)
+			}
 		}
 	})
 
