@@ -8,7 +8,9 @@
 // Accept turns each range that kube-apiserver would answer in protobuf, CBOR or YAML into the same range
 // in JSON (same parameters, so the shape asked for is kept), so that kube-apiserver picks the range it
 // would pick for the client, in JSON, and answers its own 406 Not Acceptable when it can serve no range
-// (Accept: text/plain).
+// (Accept: text/plain). It negotiates with kube-apiserver's own function, range by range, against a model
+// of the endpoint's restrictions (Endpoint). AsksTable tells whether the answer will be a Table, which
+// kube-apiserver says in the body only.
 package negotiate
 
 import (
@@ -51,7 +53,8 @@ var serializers = []runtime.SerializerInfo{
 }
 
 // restrictions are kube-apiserver's negotiation.EndpointRestrictions of an Endpoint, or a superset of
-// them: a range they refuse, kube-apiserver refuses too, so that it can be left as it is.
+// them: a range they refuse, kube-apiserver refuses too, so that dropping it changes nothing it would
+// pick.
 type restrictions Endpoint
 
 // AllowsMediaTypeTransform follows handlers.RequestScope's (resources) and the union of
