@@ -218,7 +218,8 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Translate the request.
 	if req.IsResource {
 		// Protobuf, CBOR and YAML cannot be translated: ask for JSON, keeping the shape asked for (as=Table,
-		// PartialObjectMetadata, ...) and every range the backend cannot serve (it answers 406 itself).
+		// PartialObjectMetadata, ...); when the backend can serve no range, it answers its own 406
+		// (negotiate.Accept).
 		// This holds for every resource, since any object's ownerReferences may point at a mapped group (a
 		// Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type.
 		endpoint := negotiate.Resource
