@@ -208,7 +208,7 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	handler = webhook.WithWebhook(adapt.New(handler, converter, adapt.Options{}), webhook.New(converter))
+	handler = webhook.WithWebhook(adapt.New(handler, converter, adapt.Options{}), webhook.New(converter, webhook.Options{Metrics: m}))
 
 	srv := &http.Server{
 		Handler:           handler,

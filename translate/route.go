@@ -7,7 +7,8 @@ import (
 )
 
 // Route is one kind at one version, as the generator found it upstream: its upstream and private
-// GroupVersionResource, the names it is served under and its codecs. One Route exists per served version.
+// GroupVersionResource, the names it is served under and its codecs. One Route exists per version of
+// upstream's CRD, served or not (Unserved).
 type Route struct {
 	// Upstream is the resource clients address, e.g. cluster.x-k8s.io/v1beta2, Resource=machines.
 	Upstream schema.GroupVersionResource
@@ -26,6 +27,11 @@ type Route struct {
 	ShortNames, Categories []string
 	// Storage is true for the hub (storage) version of the kind.
 	Storage bool
+	// Unserved is true for a version upstream's CRD keeps for stored objects but does not serve
+	// (+kubebuilder:unservedversion: CAPA's v1beta1 kinds). kube-apiserver serving upstream's CRD answers
+	// it 404 and lists it in no discovery document, so the proxy never serves it in process (package
+	// proxy/adapt). Its codecs still convert objects stored at it.
+	Unserved bool
 	// Conversion says how this version converts into the other versions of its kind, as upstream converts
 	// it: the generator reads it from the upstream Go types' methods (controller-runtime's conversion.Hub
 	// and conversion.Convertible).

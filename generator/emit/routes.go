@@ -6,12 +6,12 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/generator/model"
 )
 
-// Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and served
-// version, with its typed codecs and group-carrying JSON paths.
+// Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and version
+// (unserved ones marked Unserved), with its typed codecs and group-carrying JSON paths.
 func (e *Emitter) Routes() error {
 	f := jen.NewFilePathName(e.M.Module+"/zz_generated/routes", "routes")
 	e.header(f, "apis/upstream.Packages")
-	f.PackageComment("Package routes holds the generated route table: every mapped kind at every served version.")
+	f.PackageComment("Package routes holds the generated route table: every mapped kind at every version of its CRD.")
 	e.importAliases(f)
 	schema := "k8s.io/apimachinery/pkg/runtime/schema"
 	strs := func(ss []string) jen.Code {
@@ -51,6 +51,9 @@ func (e *Emitter) Routes() error {
 				jen.Id("Paths"):        jen.Qual(translatePath, "Paths").Call(paths...),
 			}
 			// Zero values are left out, so that the table reads like one a person wrote.
+			if k.Unserved {
+				fields[jen.Id("Unserved")] = jen.True()
+			}
 			if k.Conversion != model.NoConversion {
 				fields[jen.Id("Conversion")] = jen.Qual(translatePath, conversionConst[k.Conversion])
 			}

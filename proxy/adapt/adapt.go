@@ -8,8 +8,10 @@
 // What the backend serves comes from the proxy's aggregated discovery, read with the credentials of the
 // requests that need it (see served); a resource version it serves, and every request the backend's
 // discovery cannot be read for, pass through untouched. Discovery documents list, beside the versions the
-// backend serves, every routed version of a resource it serves at another version, so that clients map
-// their kinds as they would on an up-to-date backend.
+// backend serves, every routed version upstream serves of a resource the backend serves at another
+// version, so that clients map their kinds as they would on an up-to-date backend. A version upstream's
+// CRD does not serve (translate.Route.Unserved, CAPA's v1beta1) is never served in process: kube-apiserver
+// serving upstream's CRDs answers it 404.
 //
 // In that mode, per verb:
 //
@@ -110,12 +112,12 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := a.classifier.Classify(r)
 	switch req.Class {
 	case classify.Discovery:
-		a.discovery(w, r, req)
+		a.discovery(gzipping(w, r), r, req)
 		return
 	case classify.Mapped:
 		if backend := a.backendRoute(r, req.Route); backend != nil {
 			klog.V(4).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
-			a.convertInProcess(w, r, req, backend)
+			a.convertInProcess(gzipping(w, r), r, req, backend)
 			return
 		}
 		// Served, as far as discovery told: should the backend answer that it serves no such resource (its
@@ -127,8 +129,12 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // backendRoute returns the route of the version to ask the backend for instead of route's, or nil when
 // the backend serves route's version (or what it serves is unknown, or it serves no version of the
-// resource).
+// resource), or when upstream does not serve route's version (translate.Route.Unserved): kube-apiserver
+// serving upstream's CRD answers that 404, so the request goes on for the backend to answer.
 func (a *Adapter) backendRoute(r *http.Request, route *translate.Route) *translate.Route {
+	if route.Unserved {
+		return nil
+	}
 	versions, known := a.served.versions(r, route.Upstream.GroupResource())
 	if !known || len(versions) == 0 {
 		return nil
@@ -223,7 +229,6 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	objects := x.objects()
-	_, params := negotiate.MediaType(resp.header.Get("Content-Type"))
 	switch {
 	case x.req.Watch:
 		copyHeader(w, resp.header)
@@ -233,7 +238,7 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
 			klog.V(2).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
 		}
-	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && params["as"] != "Table":
+	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && !asksTable(r):
 		var buf bytes.Buffer
 		if err := stream.List(&buf, resp.body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))
@@ -253,6 +258,13 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		}
 		writeBody(w, resp.header, resp.code, data)
 	}
+}
+
+// asksTable reports whether the backend answers r with a Table: kube-apiserver's answer says so only
+// in its body (its Content-Type is plain application/json), so this asks what it negotiates for r's
+// Accept header, narrowed as the proxy narrows it.
+func asksTable(r *http.Request) bool {
+	return negotiate.AsksTable(negotiate.Accept(r.Header.Values("Accept"), negotiate.CustomResource))
 }
 
 // isResourceNotFound reports whether a 404 is kube-apiserver's for an unknown resource (no details

@@ -1,8 +1,11 @@
 package adapt
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -66,6 +71,15 @@ func (f *fakeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.discoveries.Add(1)
 		w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
 		_ = json.NewEncoder(w).Encode(backendDoc())
+	case "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools":
+		// kube-apiserver names the Table shape in the body only, never in Content-Type.
+		w.Header().Set("Content-Type", "application/json")
+		if negotiate.AsksTable(r.Header.Get("Accept")) { // kube-apiserver's own negotiation
+			_, _ = w.Write([]byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},` +
+				`"columnDefinitions":[{"name":"Name","type":"string"}],"rows":[{"cells":["mp1"],"object":` + storedMachinePool + `}]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"kind":"MachinePoolList","apiVersion":"cluster.x-k8s.io/v1beta1","metadata":{"resourceVersion":"7"},"items":[` + storedMachinePool + `]}`))
 	case "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machinepools/mp1":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(storedMachinePool))
@@ -172,7 +186,12 @@ func TestDiscoveryListsConvertedVersions(t *testing.T) {
 		t.Errorf("legacy group: %+v", g)
 	}
 	rl := &metav1.APIResourceList{GroupVersion: "cluster.x-k8s.io/v1beta2"}
-	addLegacyResources(rl, "cluster.x-k8s.io", extras["cluster.x-k8s.io"]["v1beta2"])
+	addLegacyResources(rl, "cluster.x-k8s.io", extras["cluster.x-k8s.io"]["v1beta2"], a.storageVersionHash(
+		map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery{{Group: "cluster.x-k8s.io", Resource: "machinepools"}: {"v1beta1": {}}}))
+	// The backend serves (and so stores) v1beta1 only.
+	if want := discovery.StorageVersionHash("cluster.x-k8s.io", "v1beta1", "MachinePool"); rl.APIResources[0].StorageVersionHash != want {
+		t.Errorf("storageVersionHash %q, want %q", rl.APIResources[0].StorageVersionHash, want)
+	}
 	var got []string
 	for _, r := range rl.APIResources {
 		got = append(got, r.Name+":"+r.Kind+":"+r.Group)
@@ -293,5 +312,164 @@ func TestServeStreamed(t *testing.T) {
 	silent := serveStreamed(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), httptest.NewRequest(http.MethodGet, "/", nil))
 	if silent.code != http.StatusOK {
 		t.Errorf("a silent handler answered %d", silent.code)
+	}
+}
+
+// TestUnservedVersionsAreNotAdded: CAPA's v1beta1 is in upstream's CRDs but not served, so kube-apiserver
+// serving them answers it 404 and lists it nowhere; the Adapter must not serve it from v1beta2.
+func TestUnservedVersionsAreNotAdded(t *testing.T) {
+	gr := schema.GroupResource{Group: "infrastructure.cluster.x-k8s.io", Resource: "awsmachines"}
+	route, ok := translate.NewTable(routes.Routes).ByUpstream(gr.WithVersion("v1beta1"))
+	if !ok || !route.Unserved {
+		t.Fatalf("the route table does not mark %s v1beta1 unserved: %+v", gr, route)
+	}
+	f := &fakeProxy{}
+	a := newAdapter(t, f)
+	view := map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery{
+		gr: {"v1beta2": {Resource: "awsmachines", ResponseKind: &metav1.GroupVersionKind{Group: gr.Group, Version: "v1beta2", Kind: "AWSMachine"}}},
+	}
+	if extras := a.extras(view); len(extras[gr.Group]["v1beta1"]) != 0 {
+		t.Errorf("discovery would list an unserved version: %+v", extras[gr.Group]["v1beta1"])
+	}
+	a.served.observe(&apidiscoveryv2.APIGroupDiscoveryList{Items: []apidiscoveryv2.APIGroupDiscovery{{
+		ObjectMeta: metav1.ObjectMeta{Name: gr.Group},
+		Versions:   []apidiscoveryv2.APIVersionDiscovery{{Version: "v1beta2", Resources: []apidiscoveryv2.APIResourceDiscovery{view[gr]["v1beta2"]}}},
+	}}})
+	rec := httptest.NewRecorder()
+	path := "/apis/infrastructure.cluster.x-k8s.io/v1beta1/namespaces/ns/awsmachines/m1"
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	if rec.Code != http.StatusNotFound || f.paths[len(f.paths)-1] != "GET "+path {
+		t.Errorf("GET of an unserved version: %d %s, the proxy was asked for %v", rec.Code, rec.Body, f.paths)
+	}
+}
+
+// TestListConvertsInProcess: a list and a Table of the same collection, told apart as kube-apiserver's
+// negotiation tells them apart (by Accept: its answers have the same Content-Type).
+func TestListConvertsInProcess(t *testing.T) {
+	a := newAdapter(t, &fakeProxy{})
+	for _, tc := range []struct {
+		accept, kind string
+	}{
+		{"", "MachinePoolList"},
+		{"application/json", "MachinePoolList"},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "Table"},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5,application/json", "MachinePoolList"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machinepools", nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		var got struct {
+			Kind, APIVersion string
+			Items            []struct{ APIVersion string }
+			Rows             []struct{ Object struct{ APIVersion string } }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK || got.Kind != tc.kind {
+			t.Errorf("Accept %q: %d %s %v", tc.accept, rec.Code, rec.Body, err)
+			continue
+		}
+		var versions []string
+		for _, i := range got.Items {
+			versions = append(versions, i.APIVersion)
+		}
+		for _, r := range got.Rows {
+			versions = append(versions, r.Object.APIVersion)
+		}
+		if len(versions) != 1 || versions[0] != "cluster.x-k8s.io/v1beta2" {
+			t.Errorf("Accept %q: objects at %v: %s", tc.accept, versions, rec.Body)
+		}
+	}
+}
+
+// TestDiscoveryETag: the ETag of the aggregated document the Adapter writes (with the versions it adds),
+// and 304 Not Modified for a client that has it, as kube-apiserver answers.
+func TestDiscoveryETag(t *testing.T) {
+	var ifNoneMatch []string
+	f := &fakeProxy{}
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ifNoneMatch = append(ifNoneMatch, r.Header.Get("If-None-Match"))
+		f.ServeHTTP(w, r)
+	})
+	a := newAdapter(t, next)
+	get := func(header ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+		req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+		for i := 0; i < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	rec := get()
+	etag := rec.Header().Get("ETag")
+	if want, ok := discovery.ETag(rec.Body.Bytes()); rec.Code != http.StatusOK || !ok || etag != want {
+		t.Fatalf("%d ETag %q, want %q of the document written: %s", rec.Code, etag, want, rec.Body)
+	}
+	if !strings.Contains(rec.Body.String(), `"version":"v1beta2","resources":[{"resource":"machinepools"`) {
+		t.Errorf("the document lacks the versions the Adapter adds: %s", rec.Body)
+	}
+	if rec = get("If-None-Match", etag); rec.Code != http.StatusNotModified || rec.Body.Len() != 0 || rec.Header().Get("ETag") != etag ||
+		rec.Header().Get("Content-Type") != "" {
+		t.Errorf("If-None-Match: %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
+	if rec = get("If-None-Match", `"other"`); rec.Code != http.StatusOK || rec.Header().Get("ETag") != etag {
+		t.Errorf("another If-None-Match: %d %v", rec.Code, rec.Header())
+	}
+	for _, v := range ifNoneMatch {
+		if v != "" {
+			t.Errorf("the proxy behind was asked with If-None-Match %q", v)
+		}
+	}
+	// Legacy discovery has no ETag, as kube-apiserver's has none.
+	req := httptest.NewRequest(http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2", nil)
+	rec = httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	if rec.Header().Get("ETag") != "" {
+		t.Errorf("legacy discovery: %d %v", rec.Code, rec.Header())
+	}
+}
+
+// TestWriteBodyGzip: answers written whole are gzip'ed as kube-apiserver gzips them: above 128 KiB, for a
+// client that accepts gzip.
+func TestWriteBodyGzip(t *testing.T) {
+	large := []byte(`{"kind":"Status","message":"` + strings.Repeat("x", gzipThreshold) + `"}`)
+	for _, tc := range []struct {
+		acceptEncoding string
+		body           []byte
+		gzipped        bool
+	}{
+		{"gzip", large, true},
+		{"deflate, gzip", large, true},
+		{"", large, false},
+		{"gzip", large[:gzipThreshold], false},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+		if tc.acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", tc.acceptEncoding)
+		}
+		rec := httptest.NewRecorder()
+		writeBody(gzipping(rec, req), http.Header{"Content-Type": {"application/json"}}, http.StatusOK, tc.body)
+		got := rec.Body.Bytes()
+		if tc.gzipped {
+			if rec.Header().Get("Content-Encoding") != "gzip" || rec.Header().Get("Vary") != "Accept-Encoding" {
+				t.Errorf("%q, %d bytes: headers %v", tc.acceptEncoding, len(tc.body), rec.Header())
+				continue
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		} else if rec.Header().Get("Content-Encoding") != "" {
+			t.Errorf("%q, %d bytes: compressed", tc.acceptEncoding, len(tc.body))
+		}
+		if !bytes.Equal(got, tc.body) {
+			t.Errorf("%q, %d bytes: the body changed", tc.acceptEncoding, len(tc.body))
+		}
 	}
 }

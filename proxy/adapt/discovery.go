@@ -11,27 +11,46 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// discovery serves a discovery request: the proxy's document, plus every routed version of a resource
-// that the backend serves at another version only (the Adapter converts to it), as if the backend served
-// it. An aggregated /apis also refreshes the view of what the backend serves. Documents the Adapter does
-// not know (apidiscovery v2beta1) pass unchanged.
+// discovery serves a discovery request: the proxy's document, plus every routed version upstream serves
+// of a resource that the backend serves at another version only (the Adapter converts to it), as if the
+// backend served it. An aggregated /apis also refreshes the view of what the backend serves. Documents
+// the Adapter does not know (apidiscovery v2beta1) pass unchanged.
+//
+// The Adapter writes the final document, so it sends the ETag of an aggregated one and answers a
+// matching If-None-Match with 304 Not Modified, as kube-apiserver does (discovery.ETag); the proxy
+// behind it drops the backend's ETag, which is of the untranslated document.
 func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify.Request) {
-	rec, err := record(a.next, r)
+	out := r.Clone(r.Context())
+	out.Header.Del("If-None-Match")
+	rec, err := record(a.next, out)
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
 	code, data := rec.status(), rec.body.Bytes()
 	if negotiate.IsJSON(rec.header.Get("Content-Type")) && (code == http.StatusOK || code == http.StatusNotFound) {
-		if out, newCode, ok := a.augment(r, req, code, data); ok {
+		if augmented, newCode, ok := a.augment(r, req, code, data); ok {
 			if code == http.StatusNotFound {
 				rec.header.Set("Content-Type", "application/json")
 			}
-			writeBody(w, rec.header, newCode, out)
-			return
+			code, data = newCode, augmented
+		}
+	}
+	if code == http.StatusOK && negotiate.IsJSON(rec.header.Get("Content-Type")) {
+		if etag, ok := discovery.ETag(data); ok {
+			rec.header.Set("ETag", etag)
+			if discovery.NotModified(r.Header, etag) {
+				for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding"} {
+					rec.header.Del(h)
+				}
+				copyHeader(w, rec.header)
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
 		}
 	}
 	writeBody(w, rec.header, code, data)
@@ -71,7 +90,7 @@ func (a *Adapter) augment(r *http.Request, req classify.Request, code int, data 
 		}
 		l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 			GroupVersion: schema.GroupVersion{Group: req.Group, Version: req.Version}.String()}
-		addLegacyResources(l, req.Group, resources)
+		addLegacyResources(l, req.Group, resources, a.storageVersionHash(view))
 		return encode(l, http.StatusOK)
 	case code != http.StatusOK:
 		return nil, 0, false
@@ -81,7 +100,7 @@ func (a *Adapter) augment(r *http.Request, req classify.Request, code int, data 
 		if err != nil || json.Unmarshal(data, l) != nil || len(extras[gv.Group][gv.Version]) == 0 {
 			return nil, 0, false
 		}
-		addLegacyResources(l, gv.Group, extras[gv.Group][gv.Version])
+		addLegacyResources(l, gv.Group, extras[gv.Group][gv.Version], a.storageVersionHash(view))
 		return encode(l, code)
 	case gvk.Kind == "APIGroup" && gvk.Group == "":
 		g := &metav1.APIGroup{}
@@ -115,11 +134,15 @@ func encode(v any, code int) ([]byte, int, bool) {
 }
 
 // extras returns, by upstream group and version, the aggregated discovery entries of the routed
-// resources the backend does not serve at that version but at another: each is the entry of the version
+// resources upstream serves at that version and the backend does not, but at another: each is the entry of the version
 // the Adapter would convert from, renamed to the missing version.
 func (a *Adapter) extras(view map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery) map[string]map[string][]apidiscoveryv2.APIResourceDiscovery {
 	out := map[string]map[string][]apidiscoveryv2.APIResourceDiscovery{}
 	for _, route := range a.table.Routes() {
+		if route.Unserved {
+			// kube-apiserver serving upstream's CRD does not list it.
+			continue
+		}
 		gr := route.Upstream.GroupResource()
 		versions := view[gr]
 		if len(versions) == 0 {
@@ -231,9 +254,31 @@ func addLegacyVersions(g *metav1.APIGroup, extras map[string][]apidiscoveryv2.AP
 	return changed
 }
 
+// storageVersionHash returns, for a resource of the view, the storageVersionHash legacy discovery shows
+// for it at every version (aggregated discovery has none): kube-apiserver hashes the group, the storage
+// version and the kind (discovery.StorageVersionHash). The storage version is taken to be the version the
+// Adapter converts from (the hub if the backend serves it, as a CRD stores its hub; else the newest it
+// serves): aggregated discovery does not tell it.
+func (a *Adapter) storageVersionHash(view map[schema.GroupResource]map[string]apidiscoveryv2.APIResourceDiscovery) func(group string, e apidiscoveryv2.APIResourceDiscovery) string {
+	return func(group string, e apidiscoveryv2.APIResourceDiscovery) string {
+		gr := schema.GroupResource{Group: group, Resource: e.Resource}
+		for _, route := range a.table.Routes() {
+			if route.Upstream.GroupResource() != gr {
+				continue
+			}
+			if backend := a.choose(route, view[gr]); backend != nil {
+				return discovery.StorageVersionHash(group, backend.Upstream.Version, backend.Kind)
+			}
+		}
+		return ""
+	}
+}
+
 // addLegacyResources adds aggregated discovery entries to a legacy APIResourceList, with their
-// subresources, unless a resource of that name is there already.
-func addLegacyResources(l *metav1.APIResourceList, group string, resources []apidiscoveryv2.APIResourceDiscovery) {
+// subresources, unless a resource of that name is there already; hash gives the storageVersionHash of
+// an entry.
+func addLegacyResources(l *metav1.APIResourceList, group string, resources []apidiscoveryv2.APIResourceDiscovery,
+	hash func(group string, e apidiscoveryv2.APIResourceDiscovery) string) {
 	have := map[string]bool{}
 	for _, r := range l.APIResources {
 		have[r.Name] = true
@@ -243,7 +288,8 @@ func addLegacyResources(l *metav1.APIResourceList, group string, resources []api
 			continue
 		}
 		main := metav1.APIResource{Name: e.Resource, SingularName: e.SingularResource,
-			Namespaced: e.Scope == apidiscoveryv2.ScopeNamespace, Verbs: e.Verbs, ShortNames: e.ShortNames, Categories: e.Categories}
+			Namespaced: e.Scope == apidiscoveryv2.ScopeNamespace, Verbs: e.Verbs, ShortNames: e.ShortNames, Categories: e.Categories,
+			StorageVersionHash: hash(group, e)}
 		if e.ResponseKind != nil {
 			main.Kind = e.ResponseKind.Kind
 		}

@@ -2,11 +2,13 @@ package adapt
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -142,9 +144,44 @@ func copyHeader(w http.ResponseWriter, h http.Header) {
 	}
 }
 
-// writeBody writes a whole response.
+// The Adapter asks the proxy behind it for uncompressed answers (identity), so it compresses the
+// answers it writes whole as kube-apiserver does (responsewriters.SerializeObject): with gzip, when the
+// client's Accept-Encoding names it (a "gzip" token, no q-values) and the body is larger than 128 KiB
+// (defaultGzipThresholdBytes). Streams (watches) are not compressed, as kube-apiserver's are not.
+const gzipThreshold = 128 << 10
+
+// acceptsGzip is the http.ResponseWriter of a client whose Accept-Encoding names gzip; writeBody
+// compresses what it writes to one.
+type acceptsGzip struct{ http.ResponseWriter }
+
+// Unwrap lets http.ResponseController reach the underlying writer's Flush.
+func (w acceptsGzip) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// gzipping returns w, marked if r's client accepts gzip.
+func gzipping(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, token := range strings.Split(v, ",") {
+			if strings.TrimSpace(token) == "gzip" {
+				return acceptsGzip{w}
+			}
+		}
+	}
+	return w
+}
+
+// writeBody writes a whole response, gzip'ed if w is acceptsGzip and body is larger than
+// gzipThreshold.
 func writeBody(w http.ResponseWriter, header http.Header, code int, body []byte) {
 	copyHeader(w, header)
+	if _, ok := w.(acceptsGzip); ok && len(body) > gzipThreshold && header.Get("Content-Encoding") == "" {
+		var buf bytes.Buffer
+		gw := gzip.NewWriter(&buf)
+		if _, err := gw.Write(body); err == nil && gw.Close() == nil {
+			body = buf.Bytes()
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Add("Vary", "Accept-Encoding")
+		}
+	}
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(code)
 	_, _ = w.Write(body)

@@ -13,10 +13,14 @@
 // (upstream.PrivateShortNamePrefix) that cannot clash with a natively served upstream group.
 //
 // The backend's ETag is of the untranslated document, so requests lose If-None-Match and responses their
-// ETag. Requests for a private group path are not discovery: they pass through unchanged.
+// ETag (Request, Response); whoever writes the final document sends its own (ETag, NotModified; package
+// adapt does). storageVersionHash names the upstream group (StorageVersionHash). Requests for a private
+// group path are not discovery: they pass through unchanged.
 package discovery
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -50,11 +54,12 @@ func New(table *translate.Table) *Rewriter {
 }
 
 // Request prepares the headers of a discovery request for the backend: If-None-Match is removed (the
-// backend's ETag is of a document the client never sees) and Accept is narrowed to JSON, keeping the
-// aggregated discovery ranges (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
+// backend's ETag is of a document the client never sees) and Accept is narrowed to JSON
+// (negotiate.Accept), keeping the aggregated discovery ranges
+// (application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList).
 func Request(h http.Header) {
 	h.Del("If-None-Match")
-	h.Set("Accept", negotiate.JSONAccept(h.Values("Accept")))
+	negotiate.Narrow(h, negotiate.Discovery)
 }
 
 // Response removes the headers of a discovery response that describe the untranslated document (ETag).
@@ -166,6 +171,7 @@ func (rw *Rewriter) resourceList(l *metav1.APIResourceList) {
 		}
 		if subresource == "" {
 			r.ShortNames, r.Categories = route.ShortNames, route.Categories
+			r.StorageVersionHash = rw.storageVersionHash(route, r.StorageVersionHash)
 		}
 		r.Group = translate.ToUpstream.Group(r.Group)
 		resources = append(resources, r)
@@ -249,4 +255,36 @@ func (rw *Rewriter) v2beta1GroupList(l *apidiscoveryv2beta1.APIGroupDiscoveryLis
 	v2 := v2beta1ToV2(l)
 	rw.v2GroupList(v2)
 	*l = *v2ToV2beta1(v2)
+}
+
+// storageVersionHash returns the storageVersionHash kube-apiserver shows for route's kind in its upstream
+// group, given the one the backend shows for the private group ("" stays ""). apiextensions-apiserver
+// computes it from the CRD's group, storage version and kind (StorageVersionHash);
+// the storage version is the private CRD's, found by hashing each version of the kind with the private
+// group. Should none match (a version the route table does not know), the hash is upstream's storage
+// version's, so that a private group is never shown.
+func (rw *Rewriter) storageVersionHash(route *translate.Route, backend string) string {
+	if backend == "" {
+		return ""
+	}
+	storage := route.Upstream.Version
+	for _, v := range rw.table.Versions(route.UpstreamGVK().GroupKind()) {
+		if StorageVersionHash(v.Private.Group, v.Private.Version, v.Kind) == backend {
+			storage = v.Upstream.Version
+			break
+		}
+		if v.Storage {
+			storage = v.Upstream.Version
+		}
+	}
+	return StorageVersionHash(route.Upstream.Group, storage, route.Kind)
+}
+
+// StorageVersionHash is k8s.io/apiserver/pkg/endpoints/discovery.StorageVersionHash, copied (and tested
+// equal to it) so that the proxy does not link the apiserver's endpoint handlers and their tracing
+// dependencies for four lines: the first 8 bytes of the SHA-256 of "<group>/<version>/<kind>", in
+// standard base64.
+func StorageVersionHash(group, version, kind string) string {
+	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }

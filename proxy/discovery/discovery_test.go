@@ -1,14 +1,18 @@
 package discovery
 
 import (
+	"crypto/sha512"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"sigs.k8s.io/randfill"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
@@ -106,7 +110,8 @@ func TestLegacyResourceList(t *testing.T) {
 		GroupVersion: "cluster.hypershift.openshift.io/v1beta2",
 		APIResources: []metav1.APIResource{
 			{Name: "machines", SingularName: "machine", Namespaced: true, Kind: "Machine", Verbs: metav1.Verbs{"get", "list"},
-				ShortNames: []string{"hsma"}, Categories: []string{"hypershift-cluster-api"}, StorageVersionHash: "abc"},
+				ShortNames: []string{"hsma"}, Categories: []string{"hypershift-cluster-api"},
+				StorageVersionHash: StorageVersionHash("cluster.hypershift.openshift.io", "v1beta1", "Machine")},
 			{Name: "machines/status", Namespaced: true, Kind: "Machine", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "machines/scale", Namespaced: true, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: metav1.Verbs{"get", "patch", "update"}},
 			{Name: "widgets", Namespaced: true, Kind: "Widget", Verbs: metav1.Verbs{"get"}},
@@ -116,6 +121,8 @@ func TestLegacyResourceList(t *testing.T) {
 	want.GroupVersion = "cluster.x-k8s.io/v1beta2"
 	want.APIResources = append([]metav1.APIResource(nil), in.APIResources[:3]...)
 	want.APIResources[0].ShortNames, want.APIResources[0].Categories = []string{"ma"}, []string{"cluster-api"}
+	// The private CRD stores v1beta1: the hash is of the upstream group at v1beta1.
+	want.APIResources[0].StorageVersionHash = StorageVersionHash("cluster.x-k8s.io", "v1beta1", "Machine")
 
 	out, err := New(fakeroutes.Table()).Rewrite(mustJSON(t, in))
 	if err != nil {
@@ -286,5 +293,82 @@ func TestRequestResponseHeaders(t *testing.T) {
 	Response(resp)
 	if resp.Get("ETag") != "" {
 		t.Error("ETag kept")
+	}
+}
+
+func TestStorageVersionHash(t *testing.T) {
+	// Equal to the apiserver's own function, which this copies.
+	for _, gvk := range [][3]string{{"cluster.x-k8s.io", "v1beta2", "Machine"}, {"", "v1", "Pod"}, {"a.b", "v1alpha1", "X"}} {
+		if got, want := StorageVersionHash(gvk[0], gvk[1], gvk[2]), endpointsdiscovery.StorageVersionHash(gvk[0], gvk[1], gvk[2]); got != want {
+			t.Errorf("StorageVersionHash%q = %q, want %q", gvk, got, want)
+		}
+	}
+
+	rw := New(fakeroutes.Table())
+	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta1)
+	for _, tc := range []struct{ backend, want string }{
+		{"", ""},
+		{StorageVersionHash("cluster.hypershift.openshift.io", "v1beta2", "Machine"), StorageVersionHash("cluster.x-k8s.io", "v1beta2", "Machine")},
+		{StorageVersionHash("cluster.hypershift.openshift.io", "v1beta1", "Machine"), StorageVersionHash("cluster.x-k8s.io", "v1beta1", "Machine")},
+		// A storage version the table does not know: upstream's storage version, never the private group.
+		{StorageVersionHash("cluster.hypershift.openshift.io", "v1alpha4", "Machine"), StorageVersionHash("cluster.x-k8s.io", storageVersion(t), "Machine")},
+	} {
+		if got := rw.storageVersionHash(route, tc.backend); got != tc.want {
+			t.Errorf("backend %q: got %q, want %q", tc.backend, got, tc.want)
+		}
+	}
+}
+
+// storageVersion is the storage version of the fake Machine routes.
+func storageVersion(t *testing.T) string {
+	for _, r := range fakeroutes.Table().Routes() {
+		if r.Kind == "Machine" && r.Storage {
+			return r.Upstream.Version
+		}
+	}
+	t.Fatal("no storage version of Machine")
+	return ""
+}
+
+func TestETag(t *testing.T) {
+	v2 := v2Input()
+	data := mustJSON(t, v2)
+	etag, ok := ETag(data)
+	if !ok || len(etag) != 2+128 || etag[0] != '"' || strings.ToUpper(etag) != etag {
+		t.Fatalf("ETag = %s, %v", etag, ok)
+	}
+	// kube-apiserver hashes the document without its TypeMeta, so that v2beta1 has the same ETag.
+	bare := v2
+	bare.TypeMeta = metav1.TypeMeta{}
+	serialized := mustJSON(t, bare)
+	if want := fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(serialized))); etag != want {
+		t.Errorf("ETag = %s, want %s", etag, want)
+	}
+	beta := v2ToV2beta1(&v2)
+	beta.APIVersion = "apidiscovery.k8s.io/v2beta1"
+	if got, ok := ETag(mustJSON(t, beta)); !ok || got != etag {
+		t.Errorf("v2beta1 ETag = %s, want the v2 one %s", got, etag)
+	}
+	v2.Items = v2.Items[1:]
+	if got, _ := ETag(mustJSON(t, v2)); got == etag {
+		t.Error("another document has the same ETag")
+	}
+	for _, doc := range []string{`{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`, `{`, `{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","items":{}}`} {
+		if got, ok := ETag([]byte(doc)); ok {
+			t.Errorf("ETag(%s) = %s", doc, got)
+		}
+	}
+
+	h := http.Header{}
+	if NotModified(h, etag) {
+		t.Error("no If-None-Match is not modified")
+	}
+	h.Set("If-None-Match", etag)
+	if !NotModified(h, etag) {
+		t.Error("the same ETag is modified")
+	}
+	h.Set("If-None-Match", "W/"+etag)
+	if NotModified(h, etag) {
+		t.Error("a weak validator matched: kube-apiserver compares the whole value")
 	}
 }

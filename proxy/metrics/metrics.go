@@ -14,7 +14,7 @@
 //	conversion_webhook_duration_seconds{kind,desired_api_version}    histogram: time to serve one ConversionReview
 //
 // class is the proxy's classification of the request (Mapped, Other, Discovery, Private, Upgrade,
-// Unrouted); group, resource and subresource are set for Mapped requests only (the upstream group and
+// Unrouted), or Webhook for the ConversionReviews of the conversion webhook (package webhook); group, resource and subresource are set for Mapped requests only (the upstream group and
 // resource, subresource "status", "scale" or "other") and empty otherwise. verb is the Kubernetes verb
 // (get, list, watch, create, update, patch, delete, deletecollection), or the lower-case HTTP method of a
 // non-resource request, or "other". direction is "request" (upstream to private) or "response" (private
@@ -174,9 +174,11 @@ func (m *Metrics) TranslationError(group, kind, direction, reason string) {
 }
 
 // ObserveConversionReview records one ConversionReview the conversion webhook served: kind is the kind of
-// the objects it converted and desiredAPIVersion the apiVersion it converted them to, both as the route
-// table names them (pass "" for a review too malformed to tell), code the HTTP status code of the answer,
-// d the time it took. This is the conversion webhook's (issue #4) to call.
+// the objects it converted and desiredAPIVersion the apiVersion it converted them to, both in upstream
+// terms as the route table names them (pass "" for a review too malformed to tell, or naming what the
+// route table does not know), code the HTTP status code of the answer, or for a review answered with a
+// Failure result that result's code (422 Invalid, 500 InternalError: the error the apiserver's client
+// gets), d the time it took.
 func (m *Metrics) ObserveConversionReview(kind, desiredAPIVersion string, code int, d time.Duration) {
 	if m == nil {
 		return

@@ -5,34 +5,182 @@
 //	application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,
 //	application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json
 //
-// JSONAccept keeps the JSON ranges with their parameters (so the shape the client asked for is kept) and
-// drops the rest (protobuf, CBOR, YAML).
+// Accept turns each range that kube-apiserver would answer in protobuf, CBOR or YAML into the same range
+// in JSON (same parameters, so the shape asked for is kept), so that kube-apiserver picks the range it
+// would pick for the client, in JSON, and answers its own 406 Not Acceptable when it can serve no range
+// (Accept: text/plain). It negotiates with kube-apiserver's own function, range by range, against a model
+// of the endpoint's restrictions (Endpoint). AsksTable tells whether the answer will be a Table, which
+// kube-apiserver says in the body only.
 package negotiate
 
 import (
 	"mime"
+	"net/http"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
-// JSONAccept returns the JSON media ranges of the Accept header values, in their order and with their
-// parameters, joined with ","; "*/*" and "application/*" are kept too (kube-apiserver answers them in
-// JSON). If none is left it returns "application/json".
-func JSONAccept(accept []string) string {
-	var kept []string
-	for _, value := range accept {
+// Endpoint is the kind of kube-apiserver endpoint a request goes to; it decides which media ranges
+// kube-apiserver can serve (its negotiation.EndpointRestrictions).
+type Endpoint int
+
+const (
+	// CustomResource is a resource of a CRD (the private groups'): protobuf only for the meta.k8s.io
+	// PartialObjectMetadata shapes (the CRD handler's StandardSerializers leave protobuf out), Table only
+	// in JSON or YAML.
+	CustomResource Endpoint = iota
+	// Resource is any other resource: built-in ones serve protobuf too. Other CRDs are served as if they
+	// were built-in, which accepts more, never less, than kube-apiserver does.
+	Resource
+	// Discovery is /api, /apis and below: legacy documents, or aggregated discovery (as=
+	// APIGroupDiscoveryList in apidiscovery.k8s.io v2 or v2beta1), in any encoding.
+	Discovery
+)
+
+// serializers are kube-apiserver's media types, in its order of preference (the one "*/*" gets first).
+// CBOR is included whatever the backend's CBORServingAndStorage feature gate says: a range the backend
+// might serve in CBOR must be asked for in JSON.
+var serializers = []runtime.SerializerInfo{
+	{MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json", StreamSerializer: &runtime.StreamSerializerInfo{}},
+	{MediaType: "application/yaml", MediaTypeType: "application", MediaTypeSubType: "yaml"},
+	{MediaType: "application/vnd.kubernetes.protobuf", MediaTypeType: "application", MediaTypeSubType: "vnd.kubernetes.protobuf", StreamSerializer: &runtime.StreamSerializerInfo{}},
+	{MediaType: "application/cbor", MediaTypeType: "application", MediaTypeSubType: "cbor", StreamSerializer: &runtime.StreamSerializerInfo{}},
+}
+
+// restrictions are kube-apiserver's negotiation.EndpointRestrictions of an Endpoint, or a superset of
+// them: a range they refuse, kube-apiserver refuses too, so that dropping it changes nothing it would
+// pick.
+type restrictions Endpoint
+
+// AllowsMediaTypeTransform follows handlers.RequestScope's (resources) and the union of
+// negotiation.DefaultEndpointRestrictions and aggregated.DiscoveryEndpointRestrictions (discovery).
+func (e restrictions) AllowsMediaTypeTransform(mimeType, mimeSubType string, target *schema.GroupVersionKind) bool {
+	if Endpoint(e) == Discovery {
+		return target == nil || target.Group == "apidiscovery.k8s.io" && target.Kind == "APIGroupDiscoveryList" &&
+			(target.Version == "v2" || target.Version == "v2beta1")
+	}
+	if target == nil {
+		return Endpoint(e) != CustomResource || mimeSubType != "vnd.kubernetes.protobuf"
+	}
+	if target.GroupVersion() != metav1.SchemeGroupVersion && target.GroupVersion() != metav1beta1.SchemeGroupVersion {
+		return false
+	}
+	switch target.Kind {
+	case "Table":
+		return mimeType == "application" && (mimeSubType == "json" || mimeSubType == "yaml")
+	case "PartialObjectMetadata", "PartialObjectMetadataList":
+		return true
+	}
+	return false
+}
+
+// AllowsServerVersion is handlers.RequestScope's: the sv parameter names meta.k8s.io's version.
+func (e restrictions) AllowsServerVersion(v string) bool {
+	return Endpoint(e) != Discovery && v == metav1.SchemeGroupVersion.Version
+}
+
+// AllowsStreamSchema is kube-apiserver's: stream=watch only.
+func (restrictions) AllowsStreamSchema(s string) bool { return s == "watch" }
+
+// Accept returns the Accept header values as the proxy sends them on to kube-apiserver at endpoint e,
+// joined with ",". kube-apiserver negotiates range by range in q order
+// (negotiation.NegotiateMediaTypeOptions), and serves JSON wherever it serves protobuf, CBOR or YAML; so
+// when it can serve some range, Accept keeps only the ranges it can serve, each turned into
+// application/json with the same parameters (q, as, g, v, stream, ...), and kube-apiserver picks the same
+// range in JSON. A range it cannot serve is never turned into one it can
+// (application/vnd.kubernetes.protobuf;as=Table does not become a JSON Table). When it can serve none,
+// it gets a header it refuses too, and answers its own 406 Not Acceptable: the values as they are
+// (Accept: text/plain), but for protobuf, CBOR and YAML ranges, in which it would write its errors
+// (see refused).
+// Wildcards ("*/*", "application/*") are kept: kube-apiserver answers them in JSON, its first media
+// type. No Accept at all stays empty (kube-apiserver answers JSON). A range repeating an earlier one is
+// dropped.
+//
+//	application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json
+//	-> application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json
+func Accept(values []string, e Endpoint) string {
+	var out []string
+	seen := map[string]bool{}
+	ranges := 0
+	for _, value := range values {
 		for _, r := range strings.Split(value, ",") {
 			r = strings.TrimSpace(r)
-			mediaType, _, _ := strings.Cut(r, ";")
-			switch strings.ToLower(strings.TrimSpace(mediaType)) {
-			case "application/json", "application/*", "*/*":
-				kept = append(kept, r)
+			if r == "" {
+				continue
+			}
+			ranges++
+			options, ok := negotiation.NegotiateMediaTypeOptions(r, serializers, restrictions(e))
+			if !ok {
+				continue
+			}
+			if mediaType, params, hasParams := strings.Cut(r, ";"); options.Accepted.MediaType != runtime.ContentTypeJSON &&
+				!strings.Contains(mediaType, "*") {
+				r = runtime.ContentTypeJSON
+				if hasParams {
+					r += ";" + params
+				}
+			}
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, r)
 			}
 		}
 	}
-	if len(kept) == 0 {
-		return "application/json"
+	if len(out) == 0 && ranges > 0 {
+		return refused(values)
 	}
-	return strings.Join(kept, ",")
+	return strings.Join(out, ",")
+}
+
+// binary are the media types the proxy cannot translate.
+var binary = map[string]bool{
+	"application/vnd.kubernetes.protobuf": true,
+	"application/cbor":                    true,
+	"application/cbor-seq":                true,
+	"application/yaml":                    true,
+}
+
+// notAcceptable is a media range every kube-apiserver endpoint refuses, the Status of its refusal
+// included, which it then writes in JSON (responsewriters.WriteObjectNegotiated falls back to JSON when
+// the Status itself cannot be negotiated).
+const notAcceptable = "application/json;as=NotAcceptable;g=meta.k8s.io;v=v1"
+
+// refused returns the Accept header to send for values of which kube-apiserver can serve no range: the
+// ranges as the client sent them, but for the protobuf, CBOR and YAML ones. kube-apiserver writes the
+// Status of a request it refuses early (403 Forbidden names the resource and its group) in the client's
+// media type where it can, and the proxy translates JSON only; when no other range is left,
+// notAcceptable stands for them. kube-apiserver answers 406 either way, with the same message, but in
+// JSON where it would have answered protobuf.
+func refused(values []string) string {
+	var out []string
+	for _, value := range values {
+		for _, r := range strings.Split(value, ",") {
+			r = strings.TrimSpace(r)
+			mediaType, _, _ := strings.Cut(r, ";")
+			if r != "" && !binary[strings.ToLower(strings.TrimSpace(mediaType))] {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return notAcceptable
+	}
+	return strings.Join(out, ",")
+}
+
+// Narrow sets the Accept header to Accept of its values (see there), and leaves a header without Accept
+// as it is.
+func Narrow(h http.Header, e Endpoint) {
+	values := h.Values("Accept")
+	if len(values) == 0 {
+		return
+	}
+	h.Set("Accept", Accept(values, e))
 }
 
 // MediaType returns the lower-case media type of a Content-Type value, without parameters, and its
@@ -52,30 +200,14 @@ func IsJSON(contentType string) bool {
 	return mediaType == "application/json"
 }
 
-// AsksBinary reports whether the Accept header values name protobuf or CBOR, which the proxy cannot
-// translate.
-func AsksBinary(accept []string) bool {
-	for _, value := range accept {
-		v := strings.ToLower(value)
-		if strings.Contains(v, "protobuf") || strings.Contains(v, "cbor") {
-			return true
-		}
-	}
-	return false
-}
-
-// AsksTable reports whether an Accept header value asks for the meta.k8s.io Table shape (as=Table), as
-// kubectl get does. kube-apiserver answers it with a plain application/json Content-Type, so the response
-// alone does not say it holds a Table.
+// AsksTable reports whether kube-apiserver answers a request with this Accept header (as Narrow left it)
+// with a meta.k8s.io Table (as=Table, as kubectl get asks). It negotiates as kube-apiserver does
+// (negotiation.NegotiateMediaTypeOptions: ranges in q order, the first one it can serve wins), with JSON
+// as the only media type, since Narrow turned every range the backend would serve in another encoding
+// into JSON. kube-apiserver answers a Table with a plain application/json Content-Type (the shape is
+// named in Content-Type for aggregated discovery only: responsewriters.WriteObjectNegotiated), so the
+// response alone does not say it holds a Table.
 func AsksTable(accept string) bool {
-	for _, r := range strings.Split(accept, ",") {
-		_, params, _ := strings.Cut(r, ";")
-		for _, p := range strings.Split(params, ";") {
-			k, v, _ := strings.Cut(p, "=")
-			if strings.TrimSpace(k) == "as" && strings.TrimSpace(v) == "Table" {
-				return true
-			}
-		}
-	}
-	return false
+	options, ok := negotiation.NegotiateMediaTypeOptions(accept, serializers[:1], restrictions(Resource))
+	return ok && options.Convert != nil && options.Convert.Kind == "Table"
 }

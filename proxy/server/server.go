@@ -211,13 +211,16 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	// Translate the request.
 	if req.IsResource {
-		if req.Class == classify.Mapped || negotiate.AsksBinary(r.Header.Values("Accept")) {
-			// Protobuf and CBOR cannot be translated: ask for JSON, keeping the shape asked for (as=Table,
-			// PartialObjectMetadata, ...). This holds for every resource, since any object's
-			// ownerReferences may point at a mapped group (a Secret owned by a Cluster); client-go decodes
-			// the JSON answer by its Content-Type.
-			r.Header.Set("Accept", negotiate.JSONAccept(r.Header.Values("Accept")))
+		// Protobuf, CBOR and YAML cannot be translated: ask for JSON, keeping the shape asked for (as=Table,
+		// PartialObjectMetadata, ...); when the backend can serve no range, it answers its own 406
+		// (negotiate.Accept).
+		// This holds for every resource, since any object's ownerReferences may point at a mapped group (a
+		// Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type.
+		endpoint := negotiate.Resource
+		if req.Class == classify.Mapped {
+			endpoint = negotiate.CustomResource
 		}
+		negotiate.Narrow(r.Header, endpoint)
 		// Let the transport negotiate gzip with the backend and decompress it before translation; the
 		// translation is compressed for the client again if it is large (compress.go).
 		ex.gzip = acceptsGzip(r.Header)

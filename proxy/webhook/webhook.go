@@ -7,7 +7,13 @@
 // type 415, a body that is no ConversionReview or has no request 400, a body over MaxBodyBytes 413, all as
 // metav1.Status. A ConversionReview whose objects cannot all be converted gets a response with
 // result.status Failure and a message naming the object, versions and, where it can, the field (see
-// convert.Error); the apiserver answers its client with that message.
+// convert.Error); the apiserver answers its client with that message. A conversion that panics (a bug)
+// fails its review the same way, with the panic in the message, and never ends the process.
+//
+// At most Options.MaxConcurrentReviews reviews are read and converted at once, each on up to GOMAXPROCS
+// goroutines; others wait for their turn (their bodies unread) until their request is cancelled. Every
+// review is counted in the proxy's metrics: requests_total (class Webhook, verb post) and the
+// conversion_webhook_* metrics (see package metrics).
 //
 // Who may call it: the apiserver calls it over TLS and authenticates the proxy by its serving certificate
 // (the CRD's caBundle); the proxy does not authenticate the caller, as no conversion webhook does. Anyone
@@ -24,8 +30,10 @@ import (
 	"mime"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,6 +43,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
@@ -42,17 +51,50 @@ import (
 // path.
 const Path = "/convert"
 
-// MaxBodyBytes bounds a ConversionReview: the apiserver sends a whole list page (or a whole unpaginated
-// list) in one, so the bound is far above the 3 MiB of one request body.
+// MaxBodyBytes bounds a ConversionReview. kube-apiserver bounds neither: its webhook converter sends every
+// object of a list that needs converting in one review (apiextensions-apiserver's
+// webhookConverter.Convert), so one review holds a whole list page, or a whole list when the client does
+// not paginate, and each object may be up to etcd's default request limit (1.5 MiB). 256 MiB takes an
+// unpaginated list of some 25,000 10 KiB objects (CAPI's Machines are 2 to 10 KiB) while bounding what
+// one review can make the proxy hold; a larger one is refused with 413 RequestEntityTooLarge, which the
+// apiserver reports to its client as a conversion failure.
 const MaxBodyBytes = 256 << 20
 
-// Handler serves ConversionReviews.
+// DefaultMaxConcurrentReviews is Options.MaxConcurrentReviews's default. Each review already converts on
+// GOMAXPROCS goroutines, so more reviews at once would not convert faster; four let small reviews (the
+// objects of single reads and writes) pass beside a large one, and bound the bodies held at once to four
+// times MaxBodyBytes.
+const DefaultMaxConcurrentReviews = 4
+
+// Options configures the Handler.
+type Options struct {
+	// MaxConcurrentReviews bounds the reviews read and converted at once; zero means
+	// DefaultMaxConcurrentReviews.
+	MaxConcurrentReviews int
+	// Metrics records every review; nil records nothing.
+	Metrics *metrics.Metrics
+}
+
+// Handler serves ConversionReviews. It is safe for concurrent use.
 type Handler struct {
 	converter *convert.Converter
+	// convertObject is converter.Private; tests replace it.
+	convertObject func(obj []byte, apiVersion string) ([]byte, error)
+	metrics       *metrics.Metrics
+	// slots holds a token per review being read or converted.
+	slots chan struct{}
+	// maxBody is MaxBodyBytes; tests lower it.
+	maxBody int64
 }
 
 // New returns the webhook handler for a Converter.
-func New(c *convert.Converter) *Handler { return &Handler{converter: c} }
+func New(c *convert.Converter, o Options) *Handler {
+	if o.MaxConcurrentReviews <= 0 {
+		o.MaxConcurrentReviews = DefaultMaxConcurrentReviews
+	}
+	return &Handler{converter: c, convertObject: c.Private, metrics: o.Metrics,
+		slots: make(chan struct{}, o.MaxConcurrentReviews), maxBody: MaxBodyBytes}
+}
 
 // WithWebhook serves requests for Path with webhook and every other request with next.
 func WithWebhook(next http.Handler, webhook http.Handler) http.Handler {
@@ -67,61 +109,122 @@ func WithWebhook(next http.Handler, webhook http.Handler) http.Handler {
 
 var reviewGVK = apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview")
 
-// ServeHTTP answers one ConversionReview.
+// ServeHTTP answers one ConversionReview, and records it in the metrics.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	done := h.metrics.StartRequest(metrics.RequestLabels{Class: "Webhook", Verb: "post"}, false, false)
+	var kind, desired string // the metric labels, once the review is read
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler { //nolint:errorlint // the http.Server's own sentinel
+				panic(p)
+			}
+			klog.ErrorS(nil, "Serving a ConversionReview panicked", "panic", p, "stack", string(debug.Stack()))
+			if !rec.wrote {
+				status.Write(rec, apierrors.NewInternalError(fmt.Errorf("serving the ConversionReview panicked: %v", p)))
+			}
+		}
+		code := rec.status()
+		done(code)
+		if rec.failed != 0 {
+			code = rec.failed
+		}
+		h.metrics.ObserveConversionReview(kind, desired, code, time.Since(start))
+	}()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		status.Write(w, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "conversionreviews"}, r.Method))
+		status.Write(rec, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "conversionreviews"}, r.Method))
 		return
 	}
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-		status.Write(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
+		status.Write(rec, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
 			fmt.Sprintf("the conversion webhook takes a ConversionReview as application/json, not %q", r.Header.Get("Content-Type")), 0, false))
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if r.ContentLength > h.maxBody {
+		status.Write(rec, h.tooLarge())
+		return
+	}
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	case <-r.Context().Done():
+		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
+		status.Write(rec, apierrors.NewTooManyRequests("the conversion webhook is busy converting other reviews", 1))
+		return
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(rec, r.Body, h.maxBody))
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			status.Write(w, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d bytes", MaxBodyBytes)))
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			status.Write(rec, h.tooLarge())
 			return
 		}
-		status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("reading the ConversionReview: %v", err)))
+		status.Write(rec, apierrors.NewBadRequest(fmt.Sprintf("reading the ConversionReview: %v", err)))
 		return
 	}
 	review := &apiextensionsv1.ConversionReview{}
 	if err := json.Unmarshal(data, review); err != nil {
-		status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("decoding the ConversionReview: %v", err)))
+		status.Write(rec, apierrors.NewBadRequest(fmt.Sprintf("decoding the ConversionReview: %v", err)))
 		return
 	}
 	if review.GroupVersionKind() != reviewGVK || review.Request == nil {
-		status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("want a %s with a request, got apiVersion %q kind %q",
+		status.Write(rec, apierrors.NewBadRequest(fmt.Sprintf("want a %s with a request, got apiVersion %q kind %q",
 			reviewGVK.Kind+" "+reviewGVK.GroupVersion().String(), review.APIVersion, review.Kind)))
 		return
 	}
+	kind, desired = h.labels(review.Request)
 
 	review.Response = h.Review(review.Request)
 	review.Request = nil
+	if review.Response.Result.Status == metav1.StatusFailure {
+		rec.failed = int(review.Response.Result.Code)
+	}
 	out, err := json.Marshal(review)
 	if err != nil {
-		status.Write(w, apierrors.NewInternalError(fmt.Errorf("encoding the ConversionReview: %w", err)))
+		status.Write(rec, apierrors.NewInternalError(fmt.Errorf("encoding the ConversionReview: %w", err)))
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+	rec.Header().Set("Content-Type", "application/json")
+	_, _ = rec.Write(out)
+}
+
+func (h *Handler) tooLarge() error {
+	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("a ConversionReview is limited to %d bytes", h.maxBody))
+}
+
+// labels returns the kind and desired apiVersion metric labels of a review, in upstream terms as the
+// route table names them, or "" for what the route table does not know (so that a caller cannot grow
+// the series). All objects of a review are of one kind (one CRD's); the first names it.
+func (h *Handler) labels(req *apiextensionsv1.ConversionRequest) (kind, desiredAPIVersion string) {
+	if h.metrics == nil || len(req.Objects) == 0 {
+		return "", ""
+	}
+	var tm metav1.TypeMeta
+	gv, err := schema.ParseGroupVersion(req.DesiredAPIVersion)
+	if err != nil || json.Unmarshal(req.Objects[0].Raw, &tm) != nil {
+		return "", ""
+	}
+	route, ok := h.converter.Table().ByPrivateKind(gv.WithKind(tm.Kind))
+	if !ok {
+		return "", ""
+	}
+	return route.Kind, route.Upstream.GroupVersion().String()
 }
 
 // Review converts the objects of a ConversionRequest to its desiredAPIVersion. A large request (the
 // apiserver sends a whole list in one) is converted on GOMAXPROCS goroutines. One object that cannot be
 // converted fails the whole review (the apiserver cannot use a partial answer): the response then
-// carries no objects and a Failure result whose message names the first such object.
+// carries no objects and a Failure result whose message names the first such object. A conversion that
+// panics fails its object with 500 InternalError, and the panic is logged with its stack.
 func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionResponse {
 	resp := &apiextensionsv1.ConversionResponse{UID: req.UID}
 	objects := make([]kruntime.RawExtension, len(req.Objects))
 	errs := make([]error, len(req.Objects))
 	convertFrom := func(next func() int) {
 		for i := next(); i < len(req.Objects); i = next() {
-			out, err := h.converter.Private(req.Objects[i].Raw, req.DesiredAPIVersion)
+			out, err := h.convert(req.Objects[i].Raw, req.DesiredAPIVersion)
 			objects[i], errs[i] = kruntime.RawExtension{Raw: out}, err
 		}
 	}
@@ -139,6 +242,10 @@ func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv
 			klog.V(2).InfoS("Conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "err", err)
 			resp.Result = metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
 				Reason: metav1.StatusReasonInvalid, Message: err.Error()}
+			var p *panicError
+			if errors.As(err, &p) {
+				resp.Result.Code, resp.Result.Reason = http.StatusInternalServerError, metav1.StatusReasonInternalError
+			}
 			return resp
 		}
 	}
@@ -147,5 +254,61 @@ func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv
 	return resp
 }
 
+// convert converts one object, and turns a panic of the conversion into a *panicError: conversions run on
+// goroutines of their own, where a panic would end the process.
+func (h *Handler) convert(obj []byte, desiredAPIVersion string) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var tm metav1.TypeMeta
+			var meta struct {
+				Metadata struct{ Namespace, Name string } `json:"metadata"`
+			}
+			_ = json.Unmarshal(obj, &tm)
+			_ = json.Unmarshal(obj, &meta)
+			klog.ErrorS(nil, "Converting an object panicked", "kind", tm.Kind, "apiVersion", tm.APIVersion,
+				"namespace", meta.Metadata.Namespace, "name", meta.Metadata.Name, "desiredAPIVersion", desiredAPIVersion,
+				"panic", p, "stack", string(debug.Stack()))
+			out, err = nil, &panicError{msg: fmt.Sprintf("converting %s %q (%s) to %s: the conversion panicked: %v",
+				tm.Kind, meta.Metadata.Namespace+"/"+meta.Metadata.Name, tm.APIVersion, desiredAPIVersion, p)}
+		}
+	}()
+	return h.convertObject(obj, desiredAPIVersion)
+}
+
+// panicError is a conversion that panicked.
+type panicError struct{ msg string }
+
+func (e *panicError) Error() string { return e.msg }
+
 // parallelAbove is how many objects each goroutine of a review gets at least.
 const parallelAbove = 64
+
+// statusRecorder remembers the status code written through it.
+type statusRecorder struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+	// failed is the result code of a review answered with a Failure result (0 otherwise).
+	failed int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.code, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	if !r.wrote {
+		r.code, r.wrote = http.StatusOK, true
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+func (r *statusRecorder) status() int {
+	if !r.wrote {
+		return http.StatusOK
+	}
+	return r.code
+}

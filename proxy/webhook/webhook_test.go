@@ -24,7 +24,7 @@ func handler(t *testing.T) http.Handler {
 		t.Fatal(err)
 	}
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	return webhook.WithWebhook(next, webhook.New(c))
+	return webhook.WithWebhook(next, webhook.New(c, webhook.Options{}))
 }
 
 func machine(name, infraKind string) string {

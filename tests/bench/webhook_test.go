@@ -26,7 +26,7 @@ func webhookHandler(b *testing.B) (*webhook.Handler, *convert.Converter) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return webhook.New(c), c
+	return webhook.New(c, webhook.Options{}), c
 }
 
 // conversionReview is a ConversionReview of reviewSize private v1beta2 Machines (as the apiserver sends one

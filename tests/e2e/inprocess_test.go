@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
@@ -281,6 +283,37 @@ func TestInProcessConversion(t *testing.T) {
 		}
 	})
 
+	t.Run("Table", func(t *testing.T) {
+		// kubectl get: the backend's Table (plain application/json, like a list) comes with the rows'
+		// objects converted; a client preferring the plain list by q gets the list.
+		path := "/apis/cluster.x-k8s.io/v1beta2/namespaces/" + ns + "/machinepools?includeObject=Object"
+		for accept, want := range map[string]string{
+			"application/json;as=Table;v=v1;g=meta.k8s.io,application/json":       "Table",
+			"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5,application/json": "MachinePoolList",
+		} {
+			data := viaProxy(t).mustDo(t, http.StatusOK, http.MethodGet, path, "", "Accept: "+accept)
+			var got struct {
+				Kind  string
+				Items []struct{ APIVersion string }
+				Rows  []struct{ Object struct{ APIVersion string } }
+			}
+			if err := json.Unmarshal(data, &got); err != nil || got.Kind != want {
+				t.Errorf("Accept %q: a %s, want a %s: %.300s", accept, got.Kind, want, data)
+				continue
+			}
+			var versions []string
+			for _, i := range got.Items {
+				versions = append(versions, i.APIVersion)
+			}
+			for _, r := range got.Rows {
+				versions = append(versions, r.Object.APIVersion)
+			}
+			if len(versions) != 1 || versions[0] != clusterv1.GroupVersion.String() {
+				t.Errorf("Accept %q: objects at %v", accept, versions)
+			}
+		}
+	})
+
 	t.Run("discovery", func(t *testing.T) {
 		dc, err := discovery.NewDiscoveryClientForConfig(proxy.Config(env.AdminToken))
 		if err != nil {
@@ -292,6 +325,19 @@ func TestInProcessConversion(t *testing.T) {
 		}
 		if !hasResource(resources.APIResources, "machinepools") || !hasResource(resources.APIResources, "machinepools/status") {
 			t.Errorf("legacy discovery of %s lacks machinepools: %v", clusterv1.GroupVersion, names(resources.APIResources))
+		}
+		// The backend stores v1beta1: every version shows that storage version's hash, in the upstream group.
+		want := endpointsdiscovery.StorageVersionHash(clusterv1.GroupVersion.Group, "v1beta1", "MachinePool")
+		for _, gv := range []string{clusterv1.GroupVersion.String(), clusterv1beta1.GroupVersion.String()} {
+			l, err := dc.ServerResourcesForGroupVersion(gv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range l.APIResources {
+				if r.Name == "machinepools" && r.StorageVersionHash != want {
+					t.Errorf("%s machinepools: storageVersionHash %q, want %q", gv, r.StorageVersionHash, want)
+				}
+			}
 		}
 		raw, err := dc.RESTClient().Get().AbsPath("/apis").SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").DoRaw(ctx)
 		if err != nil {

@@ -38,7 +38,7 @@ func TestConversionMatchesUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := webhook.New(converter)
+	ours := webhook.New(converter, webhook.Options{})
 	scheme := runtime.NewScheme()
 	var contractKinds [][2]string // group, kind of every kind with contract labels
 	seen := map[string]bool{}
