@@ -13,9 +13,11 @@ import (
 // member order, whitespace, number formatting, string escapes, and null versus absent all survive. A
 // document in which nothing changes is returned as it is (the same slice).
 //
-// Object members are matched against n.Fields, and against n.Values where no field is named; array
-// elements against n.Items. A translated string is written in the form kube-apiserver writes strings
-// (no HTML escaping). Values of unexpected JSON types at a group-carrying path are left alone, as
+// Object members are matched against n.Fields (exact, case-sensitive keys, after unescaping, as
+// kube-apiserver decodes), and against n.Values where no field is named; array elements against n.Items.
+// Where n has Keys, each member key is translated too, and written back as it was but for the group. A
+// rule object (RuleValue) is scanned first for its apiGroups and resources (see RuleCoversCRDs). A
+// translated string is written in the form kube-apiserver writes strings (no HTML escaping). Values of unexpected JSON types at a group-carrying path are left alone, as
 // Direction.JSON leaves them. It fails on malformed JSON, or on trailing data after the document.
 func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
 	if n == nil {
@@ -78,6 +80,15 @@ func (rw *rewriter) value(i int, n *Node) (int, error) {
 }
 
 func (rw *rewriter) object(i int, n *Node) (int, error) {
+	if n != nil && n.Value == RuleValue {
+		covers, err := ruleCoversCRDs(rw.in[i:valueEnd(rw.in, i)])
+		if err != nil {
+			return 0, err
+		}
+		if covers {
+			n = n.withCRDNames()
+		}
+	}
 	i = skipSpace(rw.in, i+1)
 	if rw.in[i] == '}' {
 		return i + 1, nil
@@ -87,7 +98,7 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 		var child *Node
 		if n != nil {
 			child = n.Values
-			if lit := rw.in[i:keyEnd]; bytes.IndexByte(lit, '\\') < 0 {
+			if lit := rw.in[i:keyEnd]; bytes.IndexByte(lit, '\\') < 0 && n.Keys == NoValue {
 				// The common case; the conversion in the index expression does not allocate.
 				if c, ok := n.Fields[string(lit[1:len(lit)-1])]; ok {
 					child = c
@@ -99,6 +110,9 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 				}
 				if c, ok := n.Fields[key]; ok {
 					child = c
+				}
+				if n.Keys != NoValue {
+					rw.replace(i, keyEnd, key, rw.d.Value(n.Keys, key))
 				}
 			}
 		}
@@ -144,24 +158,29 @@ func (rw *rewriter) leaf(start, end int, k ValueKind) error {
 	if err != nil {
 		return err
 	}
-	var t string
-	switch k {
-	case APIVersionValue:
-		t = rw.d.APIVersion(s)
-	case GroupValue:
-		t = rw.d.Group(s)
-	case GroupKindValue:
-		t = rw.d.GroupKind(s)
-	default:
-		return nil
-	}
+	rw.replace(start, end, s, rw.d.Value(k, s))
+	return nil
+}
+
+// replace replaces the string literal in[start:end], which holds s, by t unless they are equal.
+func (rw *rewriter) replace(start, end int, s, t string) {
 	if t == s {
-		return nil
+		return
 	}
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	rw.out = appendString(rw.out, t)
 	rw.copied = end
-	return nil
+}
+
+// ruleCoversCRDs decodes the apiGroups and resources of a rule object (exact keys; the last of duplicate
+// members wins, as in kube-apiserver's decoder) and reports RuleCoversCRDs. A member of another type
+// decodes as absent: the apiserver rejects such a rule anyway.
+func ruleCoversCRDs(obj []byte) (bool, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &members); err != nil {
+		return false, err
+	}
+	return RuleCoversCRDs(stringsOf(members["apiGroups"]), stringsOf(members["resources"])), nil
 }
 
 // unquote decodes a JSON string literal (quotes included); the common case without escapes is a copy.
@@ -192,6 +211,44 @@ func appendString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// stringsOf decodes a JSON array of strings, or returns nil for anything else.
+func stringsOf(raw json.RawMessage) []string {
+	var out []string
+	if json.Unmarshal(raw, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// valueEnd returns the offset just after the JSON value starting at i (no leading whitespace) of a
+// document json.Valid accepted.
+func valueEnd(in []byte, i int) int {
+	switch in[i] {
+	case '"':
+		return stringEnd(in, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(in); j++ {
+			switch in[j] {
+			case '"':
+				j = stringEnd(in, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(in)
+	}
+	j := i
+	for j < len(in) && !isDelimiter(in[j]) {
+		j++
+	}
+	return j
 }
 
 // stringEnd returns the offset just after the JSON string starting at i (a '"').
