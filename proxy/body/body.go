@@ -225,8 +225,8 @@ func UnknownFields(fieldValidation string, unknown []error) (warnings []string, 
 // kind, translate.MetadataPaths otherwise) in direction d:
 //
 //   - merge patch, strategic merge patch: the patch is a partial object, translated like one;
-//   - JSON patch (RFC 6902): the value of each operation is translated with the sub-tree at its path
-//     (n.Pointer(path)); "from" names a location and needs no change;
+//   - JSON patch (RFC 6902): the value of each operation is translated with the sub-tree at its path,
+//     and the tokens of "path" and "from" that name map keys holding a group (translate.Direction.Pointer);
 //   - apply patch (YAML): converted to JSON, then translated like a partial object. The result is JSON,
 //     which is YAML too.
 //
@@ -258,23 +258,32 @@ func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, e
 	out, err := jsonx.Elements(data, func(i int, op json.RawMessage) (json.RawMessage, error) {
 		var fields struct {
 			Path  *string         `json:"path"`
+			From  *string         `json:"from"`
 			Value json.RawMessage `json:"value"`
 		}
 		if err := json.Unmarshal(op, &fields); err != nil {
 			return nil, fmt.Errorf("JSON patch operation %d: %w", i, err)
 		}
-		if fields.Value == nil {
-			return op, nil
-		}
 		if fields.Path == nil {
+			if fields.Value == nil {
+				return op, nil
+			}
 			return nil, fmt.Errorf("JSON patch operation %d: want a string \"path\"", i)
 		}
-		child := n.Pointer(*fields.Path)
+		// Pointer tokens addressing map keys that hold a group ("/spec/hard/count~1machines.cluster.x-k8s.io").
+		path, child := d.Pointer(n, *fields.Path)
 		return jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
-			if key != "value" {
-				return raw, nil
+			switch {
+			case key == "value" && fields.Value != nil:
+				return d.Rewrite(child, raw)
+			case key == "path" && path != *fields.Path:
+				return json.Marshal(path)
+			case key == "from" && fields.From != nil:
+				if from, _ := d.Pointer(n, *fields.From); from != *fields.From {
+					return json.Marshal(from)
+				}
 			}
-			return d.Rewrite(child, raw)
+			return raw, nil
 		})
 	})
 	if err != nil {

@@ -317,10 +317,18 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 		// other objects (an Event's involvedObject, ...).
 		paths := body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 		switch mediaType {
-		case body.JSON:
+		case body.JSON, body.YAML:
 			data, err := body.ReadRequest(r, s.maxBody)
 			if err != nil {
 				return nil, err
+			}
+			contentType := r.Header.Get("Content-Type")
+			if mediaType == body.YAML && groupnames.Mentions(translate.ToPrivate, data) {
+				// Translated as JSON, which the apiserver takes as well (a Role in YAML naming a CAPI group).
+				if data, err = yamlToJSON(mediaType, data); err != nil {
+					return nil, apierrors.NewBadRequest(err.Error())
+				}
+				contentType = body.JSON
 			}
 			done := s.timeTranslation(req, metrics.Request)
 			out, err := body.Paths(translate.ToPrivate, data, paths)
@@ -328,7 +336,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the request body: %v", err))
 			}
-			body.SetRequest(r, r.Header.Get("Content-Type"), out)
+			body.SetRequest(r, contentType, out)
 		case body.MergePatch, body.StrategicMergePatch, body.JSONPatch, body.ApplyPatchYAML:
 			return nil, s.translatePatch(r, req, mediaType, paths)
 		case body.Protobuf:
@@ -352,7 +360,7 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 			}
 			body.SetRequest(r, body.JSON, out)
 		}
-		// CBOR and YAML of non-mapped resources pass untouched (a known limit).
+		// Other media types pass untouched (CBOR was transcoded above, but for patches).
 		return nil, nil
 	}
 }
