@@ -11,7 +11,8 @@ import (
 
 // ruleAndQuotaPaths has the shapes of the built-in kinds with rules and quota keys (proxy/body's table).
 var ruleAndQuotaPaths = Paths("apiVersion=apiVersion", "metadata=objectMeta", "rules[]=rule", "webhooks[].rules[]=rule",
-	"spec.paramKind.apiVersion=apiVersion", "spec.hard{key}=quotaResource", "status.used{key}=quotaResource")
+	"spec.paramKind.apiVersion=apiVersion", "spec.hard{key}=quotaResource", "status.used{key}=quotaResource",
+	"spec.resourceAttributes=resourceAttributes")
 
 func TestDirectionQuotaResourceAndGroupResource(t *testing.T) {
 	for _, tc := range []struct {
@@ -104,6 +105,26 @@ func TestRewriteRulesAndKeys(t *testing.T) {
 			want: "{\"spec\": {\"hard\": {\"count/machines.cluster.hypershift.openshift.io\": \"1\", \"count/machinesets.cluster.hypershift.openshift.io\" : 2, \"pods\":\"10\", " +
 				"\"count/deployments.apps\":\"3\", \"requests.cluster.x-k8s.io/gpu\":\"1\", \"Count/machines.cluster.x-k8s.io\":\"1\"}}," +
 				"\"status\":{\"used\":{\"count/machines.cluster.hypershift.openshift.io\":\"0\"},\"hard\":{\"count/machines.cluster.x-k8s.io\":\"1\"}}}",
+		},
+		{
+			name: "resource attributes: the name of a CRD, not of anything else",
+			in:   `{"spec":{"resourceAttributes":{"name":"machines.cluster.x-k8s.io","verb":"get","group":"apiextensions.k8s.io","resource":"customresourcedefinitions"}},"rules":[{"resourceAttributes":{"group":"cluster.x-k8s.io"}}]}`,
+			want: `{"spec":{"resourceAttributes":{"name":"machines.cluster.hypershift.openshift.io","verb":"get","group":"apiextensions.k8s.io","resource":"customresourcedefinitions"}},"rules":[{"resourceAttributes":{"group":"cluster.x-k8s.io"}}]}`,
+		},
+		{
+			name: "resource attributes: a group, and a name of another resource",
+			in:   `{"spec":{"resourceAttributes":{"name":"machines.cluster.x-k8s.io","group":"cluster.x-k8s.io","resource":"machines"}}}`,
+			want: `{"spec":{"resourceAttributes":{"name":"machines.cluster.x-k8s.io","group":"cluster.hypershift.openshift.io","resource":"machines"}}}`,
+		},
+		{
+			name: "resource attributes: wildcards",
+			in:   `{"spec":{"resourceAttributes":{"name":"machines.cluster.x-k8s.io","group":"*","resource":"*"}}}`,
+			want: `{"spec":{"resourceAttributes":{"name":"machines.cluster.hypershift.openshift.io","group":"*","resource":"*"}}}`,
+		},
+		{
+			name: "resource attributes of unexpected types",
+			in:   `{"spec":{"resourceAttributes":{"name":"machines.cluster.x-k8s.io","group":["apiextensions.k8s.io"],"resource":"*"}}}`,
+			want: `{"spec":{"resourceAttributes":{"name":"machines.cluster.x-k8s.io","group":["apiextensions.k8s.io"],"resource":"*"}}}`,
 		},
 		{
 			name: "values of quota maps and keys elsewhere are not translated",
@@ -202,6 +223,7 @@ func FuzzRewriteRulesAndKeys(f *testing.F) {
 		`{"spec":{"hard":{"count/machines.cluster.x-k8s.io":"1","count/machinesets.cluster.x-k8s.io":"1"}}}`,
 		`{"spec":{"hard":{"count/machines.cluster.x-k8s.io":"1","count/machines.cluster.hypershift.openshift.io":"2"}}}`,
 		`{"webhooks":[{"rules":[{"apiGroups":["cluster.x-k8s.io"]}]}],"apiVersion":"cluster.x-k8s.io/v1beta2"}`,
+		`{"spec":{"resourceAttributes":{"group":"apiextensions.k8s.io","resource":"customresourcedefinitions","name":"machines.cluster.x-k8s.io"}}}`,
 		`[]`, `{}`, `"x"`,
 	} {
 		f.Add([]byte(seed))

@@ -31,6 +31,12 @@ const (
 	// RuleCoversCRDs). That condition on sibling fields is what a static tree cannot say, so the walkers
 	// decide it per rule object.
 	RuleValue
+	// ResourceAttributesValue marks an authorization.k8s.io ResourceAttributes object (the spec of a
+	// SubjectAccessReview): its group is a group, and its name is a CustomResourceDefinition name when its
+	// own group and resource can be customresourcedefinitions (RuleCoversCRDs of the one group and
+	// resource), so that "kubectl auth can-i get crd/machines.cluster.x-k8s.io" asks about the CRD the
+	// proxy serves under that name.
+	ResourceAttributesValue
 )
 
 // Node is a tree of the JSON paths inside one kind that can carry a group. Fields are JSON object keys,
@@ -53,6 +59,8 @@ type Node struct {
 //	"spec.values{}.apiGroup=group"            every value of a map
 //	"spec.hard{key}=quotaResource"            every key of a map (last segment only)
 //	"rules[]=rule"                            an RBAC or admission rule object (RuleValue)
+//	"spec.resourceAttributes=resourceAttributes"
+//	                                          a ResourceAttributes object (ResourceAttributesValue)
 //	"metadata=objectMeta"                     ObjectMeta: ownerReferences, managedFields, annotations
 //
 // The string kinds are apiVersion, group, groupKind, groupResource and quotaResource. It panics on a
@@ -97,6 +105,8 @@ func Paths(specs ...string) *Node {
 			n.Value = v
 		case kind == "rule":
 			n.merge(rulePaths)
+		case kind == "resourceAttributes":
+			n.merge(attributesPaths)
 		case kind == "objectMeta":
 			n.merge(objectMetaPaths())
 		default:
@@ -115,17 +125,48 @@ var stringKinds = map[string]ValueKind{
 	"quotaResource": QuotaResourceValue,
 }
 
-// rulePaths is a rule object (RuleValue): its apiGroups always carry groups; crdRulePaths adds its
-// resourceNames, for a rule that can match customresourcedefinitions.
+// rulePaths is a rule object (RuleValue): its apiGroups always carry groups. attributesPaths is a
+// ResourceAttributes object: its group always does. Where the object names CRDs (Node.namesCRDs),
+// withCRDNames adds the resourceNames of a rule, or the name of the attributes.
 var (
-	rulePaths    = &Node{Value: RuleValue, Fields: map[string]*Node{"apiGroups": {Items: &Node{Value: GroupValue}}}}
-	crdRulePaths = &Node{Value: RuleValue, Fields: map[string]*Node{
-		"apiGroups":     {Items: &Node{Value: GroupValue}},
-		"resourceNames": {Items: &Node{Value: GroupResourceValue}},
-	}}
+	rulePaths       = &Node{Value: RuleValue, Fields: map[string]*Node{"apiGroups": {Items: &Node{Value: GroupValue}}}}
+	attributesPaths = &Node{Value: ResourceAttributesValue, Fields: map[string]*Node{"group": {Value: GroupValue}}}
 )
 
-// Value translates a string value of kind k; other kinds (NoValue, RuleValue) return s as it is.
+// namesCRDs reports, for an object at n whose Value is RuleValue or ResourceAttributesValue, whether its
+// names are CustomResourceDefinition names. member returns the decoded JSON value (encoding/json's types)
+// of one member of the object, nil if absent.
+func (n *Node) namesCRDs(member func(key string) any) bool {
+	switch n.Value {
+	case RuleValue:
+		return RuleCoversCRDs(jsonStrings(member("apiGroups")), jsonStrings(member("resources")))
+	case ResourceAttributesValue:
+		group, ok := member("group").(string)
+		resource, ok2 := member("resource").(string)
+		return ok && ok2 && RuleCoversCRDs([]string{group}, []string{resource})
+	}
+	return false
+}
+
+// withCRDNames returns the tree for an object at n that names CRDs (see namesCRDs): n with the names
+// holding "<plural>.<group>" values.
+func (n *Node) withCRDNames() *Node {
+	c := *n
+	c.Fields = make(map[string]*Node, len(n.Fields)+1)
+	for k, v := range n.Fields {
+		c.Fields[k] = v
+	}
+	switch n.Value {
+	case RuleValue:
+		c.Fields["resourceNames"] = &Node{Items: &Node{Value: GroupResourceValue}}
+	case ResourceAttributesValue:
+		c.Fields["name"] = &Node{Value: GroupResourceValue}
+	}
+	return &c
+}
+
+// Value translates a string value of kind k; other kinds (NoValue, RuleValue, ResourceAttributesValue)
+// return s as it is.
 func (d Direction) Value(k ValueKind, s string) string {
 	switch k {
 	case APIVersionValue:
@@ -161,21 +202,6 @@ func (d Direction) QuotaResource(name string) string {
 		return "count/" + to
 	}
 	return name
-}
-
-// withCRDNames returns the tree for a rule object (n.Value is RuleValue) whose rule can match
-// customresourcedefinitions: n with its resourceNames holding CRD names.
-func (n *Node) withCRDNames() *Node {
-	if n == rulePaths {
-		return crdRulePaths
-	}
-	c := *n
-	c.Fields = make(map[string]*Node, len(n.Fields)+1)
-	for k, v := range n.Fields {
-		c.Fields[k] = v
-	}
-	c.Fields["resourceNames"] = crdRulePaths.Fields["resourceNames"]
-	return &c
 }
 
 // ObjectMetaPaths are the group-carrying paths of metav1.ObjectMeta, relative to "metadata". They are the
@@ -326,7 +352,7 @@ func (d Direction) JSON(n *Node, v any) any {
 	case string:
 		return d.Value(n.Value, t)
 	case map[string]any:
-		if n.Value == RuleValue && RuleCoversCRDs(jsonStrings(t["apiGroups"]), jsonStrings(t["resources"])) {
+		if n.namesCRDs(func(key string) any { return t[key] }) {
 			n = n.withCRDNames()
 		}
 		if n.Values != nil {

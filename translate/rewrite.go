@@ -16,9 +16,11 @@ import (
 // Object members are matched against n.Fields (exact, case-sensitive keys, after unescaping, as
 // kube-apiserver decodes), and against n.Values where no field is named; array elements against n.Items.
 // Where n has Keys, each member key is translated too, and written back as it was but for the group. A
-// rule object (RuleValue) is scanned first for its apiGroups and resources (see RuleCoversCRDs). A
-// translated string is written in the form kube-apiserver writes strings (no HTML escaping). Values of unexpected JSON types at a group-carrying path are left alone, as
-// Direction.JSON leaves them. It fails on malformed JSON, or on trailing data after the document.
+// rule or resource attributes object (RuleValue, ResourceAttributesValue) is first scanned for its groups
+// and resources, which decide whether its names are CRD names (see RuleCoversCRDs). A translated string
+// is written in the form kube-apiserver writes strings (no HTML escaping). Values of unexpected JSON
+// types at a group-carrying path are left alone, as Direction.JSON leaves them. It fails on malformed
+// JSON, or on trailing data after the document.
 func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
 	if n == nil {
 		return data, nil
@@ -80,12 +82,12 @@ func (rw *rewriter) value(i int, n *Node) (int, error) {
 }
 
 func (rw *rewriter) object(i int, n *Node) (int, error) {
-	if n != nil && n.Value == RuleValue {
-		covers, err := ruleCoversCRDs(rw.in[i:valueEnd(rw.in, i)])
-		if err != nil {
+	if n != nil && (n.Value == RuleValue || n.Value == ResourceAttributesValue) {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(rw.in[i:valueEnd(rw.in, i)], &members); err != nil {
 			return 0, err
 		}
-		if covers {
+		if n.namesCRDs(func(key string) any { return decodeMember(members[key]) }) {
 			n = n.withCRDNames()
 		}
 	}
@@ -172,15 +174,14 @@ func (rw *rewriter) replace(start, end int, s, t string) {
 	rw.copied = end
 }
 
-// ruleCoversCRDs decodes the apiGroups and resources of a rule object (exact keys; the last of duplicate
-// members wins, as in kube-apiserver's decoder) and reports RuleCoversCRDs. A member of another type
-// decodes as absent: the apiserver rejects such a rule anyway.
-func ruleCoversCRDs(obj []byte) (bool, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(obj, &members); err != nil {
-		return false, err
+// decodeMember decodes one member of an object (exact keys; the last of duplicate members wins, as in
+// kube-apiserver's decoder), or returns nil if it is absent or does not decode (a number out of range).
+func decodeMember(raw json.RawMessage) any {
+	var v any
+	if raw == nil || json.Unmarshal(raw, &v) != nil {
+		return nil
 	}
-	return RuleCoversCRDs(stringsOf(members["apiGroups"]), stringsOf(members["resources"])), nil
+	return v
 }
 
 // unquote decodes a JSON string literal (quotes included); the common case without escapes is a copy.
@@ -211,15 +212,6 @@ func appendString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-}
-
-// stringsOf decodes a JSON array of strings, or returns nil for anything else.
-func stringsOf(raw json.RawMessage) []string {
-	var out []string
-	if json.Unmarshal(raw, &out) != nil {
-		return nil
-	}
-	return out
 }
 
 // valueEnd returns the offset just after the JSON value starting at i (no leading whitespace) of a

@@ -22,7 +22,8 @@ type builtinKind struct {
 //   - core/v1 Event: involvedObject and related (CAPI's controllers record events on Machines, ...);
 //   - events.k8s.io Event: regarding and related;
 //   - authorization.k8s.io SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview: the
-//     group of spec.resourceAttributes (kubectl auth can-i, and controllers checking their access);
+//     group of spec.resourceAttributes, and its name where it names a CRD (kubectl auth can-i, and
+//     controllers checking their access; translate.ResourceAttributesValue);
 //   - authorization.k8s.io SelfSubjectRulesReview: the rules of status.resourceRules;
 //   - autoscaling HorizontalPodAutoscaler: spec.scaleTargetRef (a MachineDeployment's scale subresource);
 //   - rbac.authorization.k8s.io Role and ClusterRole (v1): rules[] (kube-apiserver authorizes the private
@@ -46,9 +47,9 @@ var builtinKinds = []builtinKind{
 		selects("involvedObject.apiVersion", translate.APIVersionValue),
 	builtin("events.k8s.io", "Event", "events", "regarding.apiVersion=apiVersion", "related.apiVersion=apiVersion").
 		selects("regarding.apiVersion", translate.APIVersionValue),
-	builtin("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", "spec.resourceAttributes.group=group"),
-	builtin("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews", "spec.resourceAttributes.group=group"),
-	builtin("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", "spec.resourceAttributes.group=group"),
+	builtin("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", "spec.resourceAttributes=resourceAttributes"),
+	builtin("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews", "spec.resourceAttributes=resourceAttributes"),
+	builtin("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", "spec.resourceAttributes=resourceAttributes"),
 	builtin("authorization.k8s.io", "SelfSubjectRulesReview", "selfsubjectrulesreviews", "status.resourceRules[]=rule"),
 	builtin("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "spec.scaleTargetRef.apiVersion=apiVersion"),
 	builtin(rbac, "Role", "roles", "rules[]=rule"),

@@ -49,8 +49,12 @@ func checkPaths(t *testing.T, at string, n *translate.Node, typ reflect.Type) {
 	switch n.Value {
 	case translate.NoValue:
 	case translate.RuleValue:
-		if typ.Kind() != reflect.Struct || fieldType(typ, "apiGroups") == nil {
-			t.Errorf("%s: a rule is a %s without apiGroups", at, typ)
+		if typ.Kind() != reflect.Struct || fieldType(typ, "apiGroups") == nil || fieldType(typ, "resources") == nil {
+			t.Errorf("%s: a rule is a %s without apiGroups and resources", at, typ)
+		}
+	case translate.ResourceAttributesValue:
+		if typ.Kind() != reflect.Struct || fieldType(typ, "group") == nil || fieldType(typ, "resource") == nil || fieldType(typ, "name") == nil {
+			t.Errorf("%s: resource attributes are a %s without group, resource and name", at, typ)
 		}
 	default:
 		if typ.Kind() != reflect.String {
@@ -172,6 +176,12 @@ func TestBuiltinRulesAndQuotas(t *testing.T) {
 				`{"verbs":["get"],"apiGroups":["apiextensions.k8s.io"],"resources":["customresourcedefinitions"],"resourceNames":["machines.cluster.x-k8s.io"]}]}}`,
 			`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","status":{"resourceRules":[{"verbs":["get"],"apiGroups":["cluster.hypershift.openshift.io"],"resources":["machines"]},` +
 				`{"verbs":["get"],"apiGroups":["apiextensions.k8s.io"],"resources":["customresourcedefinitions"],"resourceNames":["machines.cluster.hypershift.openshift.io"]}]}}`},
+		{schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"},
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","group":"apiextensions.k8s.io","resource":"customresourcedefinitions","name":"machines.cluster.x-k8s.io"}},"status":{"allowed":true}}`,
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","group":"apiextensions.k8s.io","resource":"customresourcedefinitions","name":"machines.cluster.hypershift.openshift.io"}},"status":{"allowed":true}}`},
+		{schema.GroupResource{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"name":"machines.cluster.x-k8s.io","namespace":"ns","verb":"get","group":"cluster.x-k8s.io","resource":"machines"}}}`,
+			`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"alice","resourceAttributes":{"name":"machines.cluster.x-k8s.io","namespace":"ns","verb":"get","group":"cluster.hypershift.openshift.io","resource":"machines"}}}`},
 	} {
 		t.Run(tc.resource.String(), func(t *testing.T) {
 			got, err := Paths(translate.ToPrivate, []byte(tc.upstream), RequestPaths(tc.resource))
@@ -185,7 +195,7 @@ func TestBuiltinRulesAndQuotas(t *testing.T) {
 			// A list item of the resource: no apiVersion and kind.
 			item := strings.Replace(tc.pv, `"kind":"`, `"x":"`, 1)
 			want := strings.Replace(tc.upstream, `"kind":"`, `"x":"`, 1)
-			for _, av := range []string{`"apiVersion":"rbac.authorization.k8s.io/v1"`, `"apiVersion":"admissionregistration.k8s.io/v1"`} {
+			for _, av := range []string{`"apiVersion":"rbac.authorization.k8s.io/v1"`, `"apiVersion":"admissionregistration.k8s.io/v1"`, `"apiVersion":"authorization.k8s.io/v1"`} {
 				item, want = strings.Replace(item, av, `"y":0`, 1), strings.Replace(want, av, `"y":0`, 1)
 			}
 			got, err = tr.UpstreamOf(tc.resource)([]byte(item))

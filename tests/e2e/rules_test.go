@@ -9,6 +9,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,6 +155,19 @@ func TestRolesGrantThroughTheProxy(t *testing.T) {
 	}
 	if code, body := raw(t, aliceDirect, "GET", crdPath+"machines.cluster.x-k8s.io", "", nil); code != http.StatusForbidden {
 		t.Errorf("alice gets the platform's CRD machines.cluster.x-k8s.io directly: %d %s", code, body)
+	}
+	// kubectl auth can-i asks about the CRD the proxy serves under the name, and reads the name back.
+	aliceClient := kubernetes.NewForConfigOrDie(aliceViaProxy)
+	for crd, want := range map[string]bool{"machines.cluster.x-k8s.io": true, "machinesets.cluster.x-k8s.io": false} {
+		review, err := aliceClient.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: crd}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if review.Status.Allowed != want || review.Spec.ResourceAttributes.Name != crd {
+			t.Errorf("can alice get the CRD %s through the proxy: %v (%s), want %v", crd, review.Status.Allowed, review.Spec.ResourceAttributes.Name, want)
+		}
 	}
 }
 
