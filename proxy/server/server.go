@@ -323,8 +323,9 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) ([]stri
 				return nil, err
 			}
 			contentType := r.Header.Get("Content-Type")
-			if mediaType == body.YAML && groupnames.Mentions(translate.ToPrivate, data) {
+			if mediaType == body.YAML {
 				// Translated as JSON, which the apiserver takes as well (a Role in YAML naming a CAPI group).
+				// Converted first: a YAML escape ("cluster\x2ex-k8s.io") can hide a group name.
 				if data, err = yamlToJSON(mediaType, data); err != nil {
 					return nil, apierrors.NewBadRequest(err.Error())
 				}
