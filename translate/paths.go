@@ -24,6 +24,10 @@ const (
 	// "count/<resource>.<group>" carries a group (generic.ObjectCountQuotaResourceNameFor in
 	// k8s.io/apiserver); "pods", "requests.cpu", "count/pods" or "requests.nvidia.com/gpu" do not.
 	QuotaResourceValue
+	// FieldQuotaResourceValue is the key of a ResourceQuota resource name in a managed fields set
+	// (metadata.managedFields[].fieldsV1, structured-merge-diff's "f:<name>" form):
+	// "f:count/machines.cluster.x-k8s.io".
+	FieldQuotaResourceValue
 	// RuleValue marks an object holding a rule of the RBAC or admission shape (rbacv1.PolicyRule,
 	// authorizationv1.ResourceRule, admissionregistration (Named)RuleWithOperations): its apiGroups are
 	// groups, and its resourceNames are CustomResourceDefinition names (GroupResourceValue) when, and
@@ -63,7 +67,7 @@ type Node struct {
 //	                                          a ResourceAttributes object (ResourceAttributesValue)
 //	"metadata=objectMeta"                     ObjectMeta: ownerReferences, managedFields, annotations
 //
-// The string kinds are apiVersion, group, groupKind, groupResource and quotaResource. It panics on a
+// The string kinds are apiVersion, group, groupKind, groupResource, quotaResource and fieldQuotaResource. It panics on a
 // malformed spec: specs come from generated code and fixed tables, so that is a programming error.
 func Paths(specs ...string) *Node {
 	root := &Node{}
@@ -123,6 +127,8 @@ var stringKinds = map[string]ValueKind{
 	"groupKind":     GroupKindValue,
 	"groupResource": GroupResourceValue,
 	"quotaResource": QuotaResourceValue,
+	// The "f:" key of a quotaResource in a managed fields set.
+	"fieldQuotaResource": FieldQuotaResourceValue,
 }
 
 // rulePaths is a rule object (RuleValue): its apiGroups always carry groups. attributesPaths is a
@@ -179,6 +185,12 @@ func (d Direction) Value(k ValueKind, s string) string {
 		return d.GroupResource(s)
 	case QuotaResourceValue:
 		return d.QuotaResource(s)
+	case FieldQuotaResourceValue:
+		if name, ok := strings.CutPrefix(s, "f:"); ok {
+			if to := d.QuotaResource(name); to != name {
+				return "f:" + to
+			}
+		}
 	}
 	return s
 }

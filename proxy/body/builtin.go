@@ -37,7 +37,8 @@ type builtinKind struct {
 //     rules of spec.matchConstraints; their Bindings: the rules of spec.matchResources (paramRef names an
 //     object, no group);
 //   - core/v1 ResourceQuota: the keys of spec.hard, status.hard and status.used
-//     ("count/machines.cluster.x-k8s.io", translate.QuotaResourceValue).
+//     ("count/machines.cluster.x-k8s.io", translate.QuotaResourceValue), in the object and in the
+//     managed fields sets that name them.
 //
 // Rules ("=rule", translate.RuleValue) carry groups in apiGroups, and CRD names in resourceNames when they
 // can match customresourcedefinitions (translate.RuleCoversCRDs). CEL expressions, match conditions and
@@ -61,7 +62,11 @@ var builtinKinds = []builtinKind{
 	builtin(admission, "MutatingAdmissionPolicy", "mutatingadmissionpolicies", admissionPolicy...),
 	builtin(admission, "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", admissionPolicyBinding...),
 	builtin("", "ResourceQuota", "resourcequotas", "spec.hard{key}=quotaResource", "status.hard{key}=quotaResource",
-		"status.used{key}=quotaResource"),
+		"status.used{key}=quotaResource",
+		// The same keys in the managed fields sets (structured-merge-diff's "f:<key>" form).
+		"metadata.managedFields[].fieldsV1.f:spec.f:hard{key}=fieldQuotaResource",
+		"metadata.managedFields[].fieldsV1.f:status.f:hard{key}=fieldQuotaResource",
+		"metadata.managedFields[].fieldsV1.f:status.f:used{key}=fieldQuotaResource"),
 }
 
 const (

@@ -167,6 +167,11 @@ func TestBuiltinRulesAndQuotas(t *testing.T) {
 			`{"apiVersion":"admissionregistration.k8s.io/v1alpha1","kind":"MutatingAdmissionPolicyBinding","spec":{"matchResources":{"excludeResourceRules":[{"apiGroups":["cluster.x-k8s.io"]}]}}}`,
 			`{"apiVersion":"admissionregistration.k8s.io/v1alpha1","kind":"MutatingAdmissionPolicyBinding","spec":{"matchResources":{"excludeResourceRules":[{"apiGroups":["cluster.hypershift.openshift.io"]}]}}}`},
 		{schema.GroupResource{Resource: "resourcequotas"},
+			`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","managedFields":[{"manager":"m","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1",` +
+				`"fieldsV1":{"f:spec":{"f:hard":{".":{},"f:count/machines.cluster.x-k8s.io":{},"f:pods":{}}},"f:status":{"f:used":{"f:count/machines.cluster.x-k8s.io":{}}},"f:metadata":{"f:labels":{"f:count/machines.cluster.x-k8s.io":{}}}}}]},"spec":{}}`,
+			`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q","managedFields":[{"manager":"m","operation":"Apply","apiVersion":"v1","fieldsType":"FieldsV1",` +
+				`"fieldsV1":{"f:spec":{"f:hard":{".":{},"f:count/machines.cluster.hypershift.openshift.io":{},"f:pods":{}}},"f:status":{"f:used":{"f:count/machines.cluster.hypershift.openshift.io":{}}},"f:metadata":{"f:labels":{"f:count/machines.cluster.x-k8s.io":{}}}}}]},"spec":{}}`},
+		{schema.GroupResource{Resource: "resourcequotas"},
 			`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"count/machines.cluster.x-k8s.io":"1","count/pods":"2","requests.cpu":"1"}},` +
 				`"status":{"hard":{"count/machines.cluster.x-k8s.io":"1"},"used":{"count/machines.cluster.x-k8s.io":"0","count/machinesets.cluster.x-k8s.io":"0"}}}`,
 			`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"count/machines.cluster.hypershift.openshift.io":"1","count/pods":"2","requests.cpu":"1"}},` +

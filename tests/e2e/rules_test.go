@@ -356,6 +356,18 @@ func TestResourceQuotaThroughTheProxy(t *testing.T) {
 		if _, ok := got.Spec.Hard[upstreamKey]; !ok || used.Value() != 1 || len(got.Status.Hard) != 2 || len(got.Status.Used) != 2 {
 			t.Errorf("the quota reads back through the proxy as %+v %+v", got.Spec, got.Status)
 		}
+		// The managed fields sets name the keys too.
+		named := false
+		for _, mf := range got.ManagedFields {
+			fields := string(mf.FieldsV1.Raw)
+			named = named || strings.Contains(fields, `"f:`+string(upstreamKey)+`"`)
+			if strings.Contains(fields, privateCore) {
+				t.Errorf("the quota's managed fields of %s read back through the proxy as %s", mf.Manager, fields)
+			}
+		}
+		if !named {
+			t.Errorf("no managed fields set of the quota names %s: %+v", upstreamKey, got.ManagedFields)
+		}
 	}
 
 	// A JSON patch addressing the key: the private key changes, and the second Machine fits.
