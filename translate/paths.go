@@ -46,7 +46,8 @@ const (
 // Node is a tree of the JSON paths inside one kind that can carry a group. Fields are JSON object keys,
 // Items applies to every element of an array, Values to every value of a map, and Keys says what every key
 // of a map holds (NoValue: keys carry nothing; see QuotaResourceValue). Value is what a string at the node
-// holds, or RuleValue for a rule object. A nil *Node carries nothing.
+// holds, or, for an object whose names depend on its other fields, RuleValue or ResourceAttributesValue.
+// A nil *Node carries nothing.
 type Node struct {
 	Value  ValueKind
 	Keys   ValueKind
@@ -67,8 +68,9 @@ type Node struct {
 //	                                          a ResourceAttributes object (ResourceAttributesValue)
 //	"metadata=objectMeta"                     ObjectMeta: ownerReferences, managedFields, annotations
 //
-// The string kinds are apiVersion, group, groupKind, groupResource, quotaResource and fieldQuotaResource. It panics on a
-// malformed spec: specs come from generated code and fixed tables, so that is a programming error.
+// The string kinds are apiVersion, group, groupKind, groupResource, quotaResource and
+// fieldQuotaResource. It panics on a malformed spec: specs come from generated code and fixed tables, so
+// that is a programming error.
 func Paths(specs ...string) *Node {
 	root := &Node{}
 	for _, spec := range specs {
