@@ -15,6 +15,7 @@
 package body
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,9 +147,8 @@ func (t *Translator) listItems(data []byte, fallback *translate.Node) ([]byte, e
 	})
 }
 
-// tableRows translates the object of each row of a meta.k8s.io Table (a PartialObjectMetadata by default, the
-// whole object with includeObject=Object). Cells are printed text and are left as they are: no printer
-// column of a mapped kind prints a group.
+// tableRows translates each row of a meta.k8s.io Table: its object (a PartialObjectMetadata by default, the
+// whole object with includeObject=Object) by these same rules, and its cells (see cells).
 func (t *Translator) tableRows(data []byte) ([]byte, error) {
 	return jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		if key != "rows" || string(raw) == "null" {
@@ -156,6 +156,9 @@ func (t *Translator) tableRows(data []byte) ([]byte, error) {
 		}
 		return jsonx.Elements(raw, func(i int, row json.RawMessage) (json.RawMessage, error) {
 			return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+				if key == "cells" {
+					return cells(raw)
+				}
 				if key != "object" || string(raw) == "null" {
 					return raw, nil
 				}
@@ -166,6 +169,25 @@ func (t *Translator) tableRows(data []byte) ([]byte, error) {
 				return out, nil
 			})
 		})
+	})
+}
+
+// cells translates the printed cells of a Table row: a string cell is text, in which a private group name
+// is replaced whole, as in a Status message (groupnames.Replace: a ResourceQuota's
+// "count/machines.cluster.hypershift.openshift.io: 0/1"); other cells are left as they are.
+func cells(raw json.RawMessage) (json.RawMessage, error) {
+	if !groupnames.Mentions(translate.ToUpstream, raw) || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		return raw, nil
+	}
+	return jsonx.Elements(raw, func(_ int, cell json.RawMessage) (json.RawMessage, error) {
+		var text string
+		if len(cell) == 0 || cell[0] != '"' || json.Unmarshal(cell, &text) != nil {
+			return cell, nil
+		}
+		if replaced := groupnames.Replace(translate.ToUpstream, text); replaced != text {
+			return jsonx.Encode(replaced)
+		}
+		return cell, nil
 	})
 }
 
