@@ -20,6 +20,7 @@ targets=(
 	"./proxy/body FuzzPrivate"
 	"./proxy/body FuzzPatch"
 	"./proxy/server FuzzRequest"
+	"./translate FuzzRewriteRulesAndKeys"
 )
 # At most this many of the fuzzer's inputs per target, of at most this many bytes, are saved.
 max_files=40

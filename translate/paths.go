@@ -17,12 +17,40 @@ const (
 	GroupValue
 	// GroupKindValue is a "Kind.group" string (cloned-from-groupkind).
 	GroupKindValue
+	// GroupResourceValue is a "<resource>.<group>" string (schema.GroupResource.String), e.g. the name of
+	// a CustomResourceDefinition, "machines.cluster.x-k8s.io".
+	GroupResourceValue
+	// QuotaResourceValue is a ResourceQuota resource name (a key of spec.hard): only the object count form
+	// "count/<resource>.<group>" carries a group (generic.ObjectCountQuotaResourceNameFor in
+	// k8s.io/apiserver); "pods", "requests.cpu", "count/pods" or "requests.nvidia.com/gpu" do not.
+	QuotaResourceValue
+	// FieldQuotaResourceValue is the key of a ResourceQuota resource name in a managed fields set
+	// (metadata.managedFields[].fieldsV1, structured-merge-diff's "f:<name>" form):
+	// "f:count/machines.cluster.x-k8s.io".
+	FieldQuotaResourceValue
+	// RuleValue marks an object holding a rule of the RBAC or admission shape (rbacv1.PolicyRule,
+	// authorizationv1.ResourceRule, admissionregistration (Named)RuleWithOperations): its apiGroups are
+	// groups, and its resourceNames are CustomResourceDefinition names (GroupResourceValue) when, and
+	// only when, the rule's own apiGroups and resources can match customresourcedefinitions (see
+	// RuleCoversCRDs). That condition on sibling fields is what a static tree cannot say, so the walkers
+	// decide it per rule object.
+	RuleValue
+	// ResourceAttributesValue marks an authorization.k8s.io ResourceAttributes object (the spec of a
+	// SubjectAccessReview): its group is a group, and its name is a CustomResourceDefinition name when its
+	// own group and resource can be customresourcedefinitions (RuleCoversCRDs of the one group and
+	// resource), so that "kubectl auth can-i get crd/machines.cluster.x-k8s.io" asks about the CRD the
+	// proxy serves under that name.
+	ResourceAttributesValue
 )
 
 // Node is a tree of the JSON paths inside one kind that can carry a group. Fields are JSON object keys,
-// Items applies to every element of an array, Values to every value of a map. A nil *Node carries nothing.
+// Items applies to every element of an array, Values to every value of a map, and Keys says what every key
+// of a map holds (NoValue: keys carry nothing; see QuotaResourceValue). Value is what a string at the node
+// holds, or, for an object whose names depend on its other fields, RuleValue or ResourceAttributesValue.
+// A nil *Node carries nothing.
 type Node struct {
 	Value  ValueKind
+	Keys   ValueKind
 	Fields map[string]*Node
 	Items  *Node
 	Values *Node
@@ -34,9 +62,15 @@ type Node struct {
 //	"spec.infrastructureRef.apiGroup=group"   a bare group
 //	"spec.topology.workers.machineDeployments[].bootstrap.ref.apiVersion=apiVersion"
 //	"spec.values{}.apiGroup=group"            every value of a map
+//	"spec.hard{key}=quotaResource"            every key of a map (last segment only)
+//	"rules[]=rule"                            an RBAC or admission rule object (RuleValue)
+//	"spec.resourceAttributes=resourceAttributes"
+//	                                          a ResourceAttributes object (ResourceAttributesValue)
 //	"metadata=objectMeta"                     ObjectMeta: ownerReferences, managedFields, annotations
 //
-// It panics on a malformed spec: specs come from generated code, so that is a generator bug.
+// The string kinds are apiVersion, group, groupKind, groupResource, quotaResource and
+// fieldQuotaResource. It panics on a malformed spec: specs come from generated code and fixed tables, so
+// that is a programming error.
 func Paths(specs ...string) *Node {
 	root := &Node{}
 	for _, spec := range specs {
@@ -44,38 +78,144 @@ func Paths(specs ...string) *Node {
 		if !ok {
 			panic(fmt.Sprintf("translate.Paths: %q has no '=kind'", spec))
 		}
-		n := root
+		n, keys := root, false
 		for _, seg := range strings.Split(path, ".") {
+			if keys {
+				panic(fmt.Sprintf("translate.Paths: {key} is not the last segment in %q", spec))
+			}
 			field, rest := seg, ""
 			if i := strings.IndexAny(seg, "[{"); i >= 0 {
 				field, rest = seg[:i], seg[i:]
 			}
 			n = n.field(field)
-			for ; rest != ""; rest = rest[2:] {
+			for rest != "" {
 				switch {
 				case strings.HasPrefix(rest, "[]"):
-					n = n.items()
+					n, rest = n.items(), rest[2:]
 				case strings.HasPrefix(rest, "{}"):
-					n = n.values()
+					n, rest = n.values(), rest[2:]
+				case rest == "{key}":
+					keys, rest = true, ""
 				default:
 					panic(fmt.Sprintf("translate.Paths: bad segment %q in %q", seg, spec))
 				}
 			}
 		}
-		switch kind {
-		case "apiVersion":
-			n.Value = APIVersionValue
-		case "group":
-			n.Value = GroupValue
-		case "groupKind":
-			n.Value = GroupKindValue
-		case "objectMeta":
+		v, isString := stringKinds[kind]
+		switch {
+		case keys && isString:
+			n.Keys = v
+		case keys:
+			panic(fmt.Sprintf("translate.Paths: keys cannot hold %q in %q", kind, spec))
+		case isString:
+			n.Value = v
+		case kind == "rule":
+			n.merge(rulePaths)
+		case kind == "resourceAttributes":
+			n.merge(attributesPaths)
+		case kind == "objectMeta":
 			n.merge(objectMetaPaths())
 		default:
 			panic(fmt.Sprintf("translate.Paths: unknown kind %q in %q", kind, spec))
 		}
 	}
 	return root
+}
+
+// stringKinds are the spec names of the kinds of string values.
+var stringKinds = map[string]ValueKind{
+	"apiVersion":    APIVersionValue,
+	"group":         GroupValue,
+	"groupKind":     GroupKindValue,
+	"groupResource": GroupResourceValue,
+	"quotaResource": QuotaResourceValue,
+	// The "f:" key of a quotaResource in a managed fields set.
+	"fieldQuotaResource": FieldQuotaResourceValue,
+}
+
+// rulePaths is a rule object (RuleValue): its apiGroups always carry groups. attributesPaths is a
+// ResourceAttributes object: its group always does. Where the object names CRDs (Node.namesCRDs),
+// withCRDNames adds the resourceNames of a rule, or the name of the attributes.
+var (
+	rulePaths       = &Node{Value: RuleValue, Fields: map[string]*Node{"apiGroups": {Items: &Node{Value: GroupValue}}}}
+	attributesPaths = &Node{Value: ResourceAttributesValue, Fields: map[string]*Node{"group": {Value: GroupValue}}}
+)
+
+// namesCRDs reports, for an object at n whose Value is RuleValue or ResourceAttributesValue, whether its
+// names are CustomResourceDefinition names. member returns the decoded JSON value (encoding/json's types)
+// of one member of the object, nil if absent.
+func (n *Node) namesCRDs(member func(key string) any) bool {
+	switch n.Value {
+	case RuleValue:
+		return RuleCoversCRDs(jsonStrings(member("apiGroups")), jsonStrings(member("resources")))
+	case ResourceAttributesValue:
+		group, ok := member("group").(string)
+		resource, ok2 := member("resource").(string)
+		return ok && ok2 && RuleCoversCRDs([]string{group}, []string{resource})
+	}
+	return false
+}
+
+// withCRDNames returns the tree for an object at n that names CRDs (see namesCRDs): n with the names
+// holding "<plural>.<group>" values.
+func (n *Node) withCRDNames() *Node {
+	c := *n
+	c.Fields = make(map[string]*Node, len(n.Fields)+1)
+	for k, v := range n.Fields {
+		c.Fields[k] = v
+	}
+	switch n.Value {
+	case RuleValue:
+		c.Fields["resourceNames"] = &Node{Items: &Node{Value: GroupResourceValue}}
+	case ResourceAttributesValue:
+		c.Fields["name"] = &Node{Value: GroupResourceValue}
+	}
+	return &c
+}
+
+// Value translates a string value of kind k; other kinds (NoValue, RuleValue, ResourceAttributesValue)
+// return s as it is.
+func (d Direction) Value(k ValueKind, s string) string {
+	switch k {
+	case APIVersionValue:
+		return d.APIVersion(s)
+	case GroupValue:
+		return d.Group(s)
+	case GroupKindValue:
+		return d.GroupKind(s)
+	case GroupResourceValue:
+		return d.GroupResource(s)
+	case QuotaResourceValue:
+		return d.QuotaResource(s)
+	case FieldQuotaResourceValue:
+		if name, ok := strings.CutPrefix(s, "f:"); ok {
+			if to := d.QuotaResource(name); to != name {
+				return "f:" + to
+			}
+		}
+	}
+	return s
+}
+
+// GroupResource maps the group of a "<resource>.<group>" value (schema.GroupResource.String: a resource
+// name has no '.', so the group starts after the first one), e.g. the name of a CRD. A value without a
+// mapped group is returned as is.
+func (d Direction) GroupResource(groupResource string) string {
+	// The same split as "Kind.group".
+	return d.GroupKind(groupResource)
+}
+
+// QuotaResource maps the group of a ResourceQuota resource name of the object count form
+// "count/<resource>.<group>" (generic.ObjectCountQuotaResourceNameFor); any other name is returned as is.
+func (d Direction) QuotaResource(name string) string {
+	gr, ok := strings.CutPrefix(name, "count/")
+	if !ok {
+		return name
+	}
+	if to := d.GroupResource(gr); to != gr {
+		return "count/" + to
+	}
+	return name
 }
 
 // ObjectMetaPaths are the group-carrying paths of metav1.ObjectMeta, relative to "metadata". They are the
@@ -130,6 +270,9 @@ func (n *Node) merge(o *Node) {
 	if o.Value != NoValue {
 		n.Value = o.Value
 	}
+	if o.Keys != NoValue {
+		n.Keys = o.Keys
+	}
 	for k, c := range o.Fields {
 		n.field(k).merge(c)
 	}
@@ -158,19 +301,41 @@ func (n *Node) Child(token string) *Node {
 
 // Pointer returns the node at a JSON pointer (RFC 6901, e.g. "/spec/infrastructureRef"), or nil.
 func (n *Node) Pointer(pointer string) *Node {
+	_, c := ToPrivate.Pointer(n, pointer)
+	return c
+}
+
+// Pointer translates the tokens of a JSON pointer (RFC 6901) that address map keys holding a group (where
+// the node above has Keys, e.g. "/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota), and
+// returns the pointer, escaped again, with the node it addresses (nil where nothing below carries a
+// group). A pointer with nothing to translate is returned as it is; one that does not start with "/" (not
+// a pointer the apiserver accepts) is returned with a nil node.
+func (d Direction) Pointer(n *Node, pointer string) (string, *Node) {
 	if pointer == "" {
-		return n
+		return pointer, n
 	}
 	if !strings.HasPrefix(pointer, "/") {
-		return nil
+		return pointer, nil
 	}
-	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		if n = n.Child(tok); n == nil {
-			return nil
+	tokens := strings.Split(pointer[1:], "/")
+	changed := false
+	for i, tok := range tokens {
+		if n == nil {
+			break
 		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if n.Keys != NoValue {
+			if to := d.Value(n.Keys, tok); to != tok {
+				tokens[i] = strings.ReplaceAll(strings.ReplaceAll(to, "~", "~0"), "/", "~1")
+				changed = true
+			}
+		}
+		n = n.Child(tok)
 	}
-	return n
+	if changed {
+		pointer = "/" + strings.Join(tokens, "/")
+	}
+	return pointer, n
 }
 
 func isArrayIndex(s string) bool {
@@ -190,22 +355,20 @@ func isArrayIndex(s string) bool {
 
 // JSON translates, in place, the group-carrying values below n of a value decoded by encoding/json
 // (map[string]any, []any, string, ...), and returns the value (a string leaf is returned translated).
-// Values of unexpected JSON types are left as they are: validation is the apiserver's job.
+// Map keys are translated where n has Keys; a key translated onto another key of the map replaces it, as
+// the later of two duplicate members does in a decoder. Values of unexpected JSON types are left as they
+// are: validation is the apiserver's job.
 func (d Direction) JSON(n *Node, v any) any {
 	if n == nil {
 		return v
 	}
 	switch t := v.(type) {
 	case string:
-		switch n.Value {
-		case APIVersionValue:
-			return d.APIVersion(t)
-		case GroupValue:
-			return d.Group(t)
-		case GroupKindValue:
-			return d.GroupKind(t)
-		}
+		return d.Value(n.Value, t)
 	case map[string]any:
+		if n.namesCRDs(func(key string) any { return t[key] }) {
+			n = n.withCRDNames()
+		}
 		if n.Values != nil {
 			for k, c := range t {
 				if _, named := n.Fields[k]; !named {
@@ -218,6 +381,18 @@ func (d Direction) JSON(n *Node, v any) any {
 				t[k] = d.JSON(c, cv)
 			}
 		}
+		if n.Keys != NoValue {
+			renamed := map[string]any{}
+			for k, c := range t {
+				if to := d.Value(n.Keys, k); to != k {
+					renamed[to] = c
+					delete(t, k)
+				}
+			}
+			for k, c := range renamed {
+				t[k] = c
+			}
+		}
 	case []any:
 		if n.Items != nil {
 			for i := range t {
@@ -226,4 +401,21 @@ func (d Direction) JSON(n *Node, v any) any {
 		}
 	}
 	return v
+}
+
+// jsonStrings returns the strings of a decoded JSON array, or nil if v is not an array of strings.
+func jsonStrings(v any) []string {
+	a, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(a))
+	for _, e := range a {
+		s, ok := e.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
 }

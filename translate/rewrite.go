@@ -13,10 +13,14 @@ import (
 // member order, whitespace, number formatting, string escapes, and null versus absent all survive. A
 // document in which nothing changes is returned as it is (the same slice).
 //
-// Object members are matched against n.Fields, and against n.Values where no field is named; array
-// elements against n.Items. A translated string is written in the form kube-apiserver writes strings
-// (no HTML escaping). Values of unexpected JSON types at a group-carrying path are left alone, as
-// Direction.JSON leaves them. It fails on malformed JSON, or on trailing data after the document.
+// Object members are matched against n.Fields (exact, case-sensitive keys, after unescaping, as
+// kube-apiserver decodes), and against n.Values where no field is named; array elements against n.Items.
+// Where n has Keys, each member key is translated too, and written back as it was but for the group. A
+// rule or resource attributes object (RuleValue, ResourceAttributesValue) is first scanned for its groups
+// and resources, which decide whether its names are CRD names (see RuleCoversCRDs). A translated string
+// is written in the form kube-apiserver writes strings (no HTML escaping). Values of unexpected JSON
+// types at a group-carrying path are left alone, as Direction.JSON leaves them. It fails on malformed
+// JSON, or on trailing data after the document.
 func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
 	if n == nil {
 		return data, nil
@@ -78,6 +82,15 @@ func (rw *rewriter) value(i int, n *Node) (int, error) {
 }
 
 func (rw *rewriter) object(i int, n *Node) (int, error) {
+	if n != nil && (n.Value == RuleValue || n.Value == ResourceAttributesValue) {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(rw.in[i:valueEnd(rw.in, i)], &members); err != nil {
+			return 0, err
+		}
+		if n.namesCRDs(func(key string) any { return decodeMember(members[key]) }) {
+			n = n.withCRDNames()
+		}
+	}
 	i = skipSpace(rw.in, i+1)
 	if rw.in[i] == '}' {
 		return i + 1, nil
@@ -87,7 +100,7 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 		var child *Node
 		if n != nil {
 			child = n.Values
-			if lit := rw.in[i:keyEnd]; bytes.IndexByte(lit, '\\') < 0 {
+			if lit := rw.in[i:keyEnd]; bytes.IndexByte(lit, '\\') < 0 && n.Keys == NoValue {
 				// The common case; the conversion in the index expression does not allocate.
 				if c, ok := n.Fields[string(lit[1:len(lit)-1])]; ok {
 					child = c
@@ -99,6 +112,9 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 				}
 				if c, ok := n.Fields[key]; ok {
 					child = c
+				}
+				if n.Keys != NoValue {
+					rw.replace(i, keyEnd, key, rw.d.Value(n.Keys, key))
 				}
 			}
 		}
@@ -144,24 +160,28 @@ func (rw *rewriter) leaf(start, end int, k ValueKind) error {
 	if err != nil {
 		return err
 	}
-	var t string
-	switch k {
-	case APIVersionValue:
-		t = rw.d.APIVersion(s)
-	case GroupValue:
-		t = rw.d.Group(s)
-	case GroupKindValue:
-		t = rw.d.GroupKind(s)
-	default:
-		return nil
-	}
+	rw.replace(start, end, s, rw.d.Value(k, s))
+	return nil
+}
+
+// replace replaces the string literal in[start:end], which holds s, by t unless they are equal.
+func (rw *rewriter) replace(start, end int, s, t string) {
 	if t == s {
-		return nil
+		return
 	}
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	rw.out = appendString(rw.out, t)
 	rw.copied = end
-	return nil
+}
+
+// decodeMember decodes one member of an object (exact keys; the last of duplicate members wins, as in
+// kube-apiserver's decoder), or returns nil if it is absent or does not decode (a number out of range).
+func decodeMember(raw json.RawMessage) any {
+	var v any
+	if raw == nil || json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
 }
 
 // unquote decodes a JSON string literal (quotes included); the common case without escapes is a copy.
@@ -192,6 +212,35 @@ func appendString(dst []byte, s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// valueEnd returns the offset just after the JSON value starting at i (no leading whitespace) of a
+// document json.Valid accepted.
+func valueEnd(in []byte, i int) int {
+	switch in[i] {
+	case '"':
+		return stringEnd(in, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(in); j++ {
+			switch in[j] {
+			case '"':
+				j = stringEnd(in, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(in)
+	}
+	j := i
+	for j < len(in) && !isDelimiter(in[j]) {
+		j++
+	}
+	return j
 }
 
 // stringEnd returns the offset just after the JSON string starting at i (a '"').

@@ -15,6 +15,7 @@
 package body
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,9 +147,8 @@ func (t *Translator) listItems(data []byte, fallback *translate.Node) ([]byte, e
 	})
 }
 
-// tableRows translates the object of each row of a meta.k8s.io Table (a PartialObjectMetadata by default, the
-// whole object with includeObject=Object). Cells are printed text and are left as they are: no printer
-// column of a mapped kind prints a group.
+// tableRows translates each row of a meta.k8s.io Table: its object (a PartialObjectMetadata by default, the
+// whole object with includeObject=Object) by these same rules, and its cells (see cells).
 func (t *Translator) tableRows(data []byte) ([]byte, error) {
 	return jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		if key != "rows" || string(raw) == "null" {
@@ -156,6 +156,9 @@ func (t *Translator) tableRows(data []byte) ([]byte, error) {
 		}
 		return jsonx.Elements(raw, func(i int, row json.RawMessage) (json.RawMessage, error) {
 			return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+				if key == "cells" {
+					return cells(raw)
+				}
 				if key != "object" || string(raw) == "null" {
 					return raw, nil
 				}
@@ -166,6 +169,25 @@ func (t *Translator) tableRows(data []byte) ([]byte, error) {
 				return out, nil
 			})
 		})
+	})
+}
+
+// cells translates the printed cells of a Table row: a string cell is text, in which a private group name
+// is replaced whole, as in a Status message (groupnames.Replace: a ResourceQuota's
+// "count/machines.cluster.hypershift.openshift.io: 0/1"); other cells are left as they are.
+func cells(raw json.RawMessage) (json.RawMessage, error) {
+	if !groupnames.Mentions(translate.ToUpstream, raw) || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+		return raw, nil
+	}
+	return jsonx.Elements(raw, func(_ int, cell json.RawMessage) (json.RawMessage, error) {
+		var text string
+		if len(cell) == 0 || cell[0] != '"' || json.Unmarshal(cell, &text) != nil {
+			return cell, nil
+		}
+		if replaced := groupnames.Replace(translate.ToUpstream, text); replaced != text {
+			return jsonx.Encode(replaced)
+		}
+		return cell, nil
 	})
 }
 
@@ -252,16 +274,33 @@ func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, e
 		return nil, fmt.Errorf("decoding JSON patch: %w", err)
 	}
 	nodes := make([]*translate.Node, len(ops))
+	// pointers holds, by operation, its "path" and "from" where tokens addressing map keys that hold a
+	// group change ("/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota).
+	pointers := map[int]map[string]string{}
 	for i, raw := range ops {
 		var op jsonPatchOperation
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
 			return nil, fmt.Errorf("decoding JSON patch operation %d: %w", i, err)
 		}
-		var path *translate.Node
-		if op.Path != nil {
-			path = n.Pointer(*op.Path)
+		var path, from *translate.Node
+		for key, pointer := range map[string]*string{"path": op.Path, "from": op.From} {
+			if pointer == nil {
+				continue
+			}
+			translated, node := d.Pointer(n, *pointer)
+			if key == "path" {
+				path = node
+			} else {
+				from = node
+			}
+			if translated != *pointer {
+				if pointers[i] == nil {
+					pointers[i] = map[string]string{}
+				}
+				pointers[i][key] = translated
+			}
 		}
-		if (op.Op == "copy" || op.Op == "move") && op.From != nil && !translate.SameShape(n.Pointer(*op.From), path) {
+		if (op.Op == "copy" || op.Op == "move") && op.From != nil && !translate.SameShape(from, path) {
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "",
 				fmt.Sprintf("JSON patch operation %d: %s from %q to %q moves a value between fields that name API groups differently; the proxy cannot translate it, use add or replace with the value", i, op.Op, *op.From, *op.Path), 0, false)
 		}
@@ -272,7 +311,22 @@ func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, e
 	if !groupnames.Mentions(d, data) {
 		return data, nil
 	}
-	return d.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
+	out, err := d.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
+	if err != nil || len(pointers) == 0 {
+		return out, err
+	}
+	// Rare (a patch of a quota's keys): rewrite the members of the operations whose pointers change.
+	return jsonx.Elements(out, func(i int, op json.RawMessage) (json.RawMessage, error) {
+		if pointers[i] == nil {
+			return op, nil
+		}
+		return jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+			if translated, ok := pointers[i][key]; ok {
+				return json.Marshal(translated)
+			}
+			return raw, nil
+		})
+	})
 }
 
 // Paths translates a JSON document along the trees ns (applied one after the other) in direction d,

@@ -293,3 +293,18 @@ func TestFieldSelector(t *testing.T) {
 		t.Errorf("a malformed selector: %v, want BadRequest", err)
 	}
 }
+
+// TestTableCells: printed cells naming a private group (a ResourceQuota's columns) read in upstream terms;
+// other cells, and cells of other types, are left as they are.
+func TestTableCells(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	in := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","rows":[{"cells":["q","count/machines.cluster.hypershift.openshift.io: 0/1",3,null,"xcluster.hypershift.openshift.io"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"q"}}}]}`
+	want := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","rows":[{"cells":["q","count/machines.cluster.x-k8s.io: 0/1",3,null,"xcluster.hypershift.openshift.io"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"q"}}}]}`
+	out, err := tr.Upstream([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+}

@@ -39,6 +39,8 @@ func FuzzUpstream(f *testing.F) {
 		`{"apiVersion":"meta.k8s.io/v1","kind":"Table","rows":[{"object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{}}}]}`,
 		`{"apiVersion":"v1","kind":"Secret","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta1"}]}}`,
 		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","spec":"cluster.hypershift.openshift.io"}`,
+		`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","rules":[{"apiGroups":["cluster.hypershift.openshift.io","apiextensions.k8s.io"],"resources":["*"],"resourceNames":["machines.cluster.hypershift.openshift.io"]}]}`,
+		`{"apiVersion":"v1","kind":"ResourceQuota","spec":{"hard":{"count/machines.cluster.hypershift.openshift.io":"1"}},"status":{"used":{"count/machines.cluster.hypershift.openshift.io":"0"}}}`,
 		`{"apiVersion":1}`, `[]`, `null`, `cluster.hypershift.openshift.io`, ``,
 	} {
 		f.Add([]byte(seed))

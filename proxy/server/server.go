@@ -38,7 +38,7 @@
 // Protobuf and CBOR: Accept is narrowed to JSON for every resource request (client-go decodes the answer
 // by its Content-Type); a protobuf or CBOR request body is transcoded to JSON when it must be translated
 // (always for a mapped resource, else when it names a mapped group) and forwarded untouched otherwise.
-// Table cells are printed text and are not translated.
+// Table cells are printed text: private group names in them are replaced whole (body.Translator).
 //
 // gzip: the backend leg is gzip'ed by the transport and decompressed for translation; a translated answer
 // larger than 128 KiB is gzip'ed again for a client that accepts it, as kube-apiserver does (watches are
