@@ -7,7 +7,31 @@ import "testing"
 // through the proxy still differ from the apiserver's, with why. A listed case logs its difference
 // instead of failing; a pattern none of whose cases differ any more fails the test, so that the list only
 // shrinks. The goal is an empty list.
-var knownProxyDefects = map[string]string{}
+var knownProxyDefects = map[string]string{
+	"*/*/*/apply-create-a":                             "Invalid answers of server-side apply re-encoded by the proxy (HTML escaping)",
+	"*/*/*/apply-m-force":                              "Invalid answers of server-side apply re-encoded by the proxy (HTML escaping)",
+	"*/*/*/create-minimal":                             "Invalid answers re-encoded by the proxy (HTML escaping)",
+	"*/*/*/create-protobuf":                            "kube-apiserver v1.34.4 panics on a protobuf body for a custom resource (the stream is reset); the proxy answers 503",
+	"*/*/*/create-random-*":                            "Invalid answers re-encoded by the proxy (HTML characters such as \"<\" written as they are, where the apiserver writes them JSON-escaped); conversion webhook failures worded differently from controller-runtime's webhook",
+	"*/*/*/create-yaml-accept-yaml":                    "Accept: application/yaml on a write answered in JSON",
+	"cluster.x-k8s.io/v1beta1/clusters/delete-r1":      "conversion webhook failures worded differently from controller-runtime's webhook",
+	"*/*/*/get-accept-*":                               "Accept: application/yaml answered in JSON; Accept: application/cbor answered 200 where the apiserver answers 406",
+	"cluster.x-k8s.io/v1beta1/machinesets/get-m-final": "the stored object differs after writes that differed (conversion-data annotation, generation)",
+	"infrastructure.cluster.x-k8s.io/v1beta1/vspheremachines/get-m-final": "the stored object differs after writes that differed (conversion-data annotation, generation)",
+	"*/*/*/json-patch-random-*":                 "answers some JSON patches itself (422 \"the server rejected our request\", no Cache-Control or APF headers, with X-Content-Type-Options) where the apiserver answers 404 or applies them; Invalid answers re-encoded",
+	"*/*/*/list":                                "adds \"Vary: Accept-Encoding\", which the apiserver sets only on answers it compresses; some lists differ in content after earlier differing writes",
+	"*/*/*/list-accept-*":                       "Accept: application/yaml answered in JSON; \"Vary: Accept-Encoding\" added; Accept: application/cbor answered 200 where the apiserver answers 406",
+	"*/*/*/list-limit":                          "adds \"Vary: Accept-Encoding\"",
+	"*/*/*/merge-patch-m":                       "Invalid answers re-encoded by the proxy (HTML escaping)",
+	"cluster.x-k8s.io/v1beta1/clusters/no-kind": "the decoding error quotes the body as the proxy rewrote it, with the private group",
+	"cluster.x-k8s.io/v1beta2/clusters/no-kind": "the decoding error quotes the body as the proxy rewrote it, with the private group",
+	"*/*/*/private-group":                       "a body whose apiVersion names the private group is created through the proxy; the apiserver rejects it (400, the group does not match the path)",
+	"*/*/*/put-m":                               "Invalid answers re-encoded by the proxy (HTML escaping)",
+	"named/cluster-invalid":                     "the Invalid answer is re-encoded by the proxy (HTML escaping: \"<nil>\")",
+	"boundary/awsclusterstaticidentities.infrastructure.cluster.x-k8s.io": "the backend holds objects the proxy let a body with the private group create (see private-group)",
+	"boundary/awsmachines.infrastructure.cluster.x-k8s.io":                "the backend holds objects the proxy let a body with the private group create (see private-group)",
+	"boundary/clusters.cluster.x-k8s.io":                                  "the backend holds objects the proxy let a body with the private group create (see private-group)",
+}
 
 // TestDifferential runs every scripted request directly and through the proxy and compares the answers,
 // then checks the backend. The parts run in order: the boundary check reads what the others wrote.
