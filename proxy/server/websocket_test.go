@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
@@ -305,5 +306,24 @@ func TestWebSocketWatchMetrics(t *testing.T) {
 	labels := map[string]string{"class": "Mapped", "verb": "watch", "group": "cluster.x-k8s.io", "resource": "machines", "subresource": "", "code": "101"}
 	if got := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", labels); got != 1 {
 		t.Errorf("requests %v %v, want 1", labels, got)
+	}
+}
+
+// TestSidecarWebSocketWatch: in sidecar mode a websocket watch reaches the backend with the pod's
+// credentials only, as any other request.
+func TestSidecarWebSocketWatch(t *testing.T) {
+	b := newBackend(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateMachine+`}`))
+	p := proxyFor(t, &rest.Config{Host: b.URL, BearerToken: "pod-token"}, auth.Sidecar)
+	ws := dialWatch(t, p.URL, upstreamMachines+"?watch=true", http.Header{
+		"Authorization":          {"Bearer client-token"},
+		"Sec-Websocket-Protocol": {"base64url.bearer.authorization.k8s.io.Y2xpZW50LXRva2Vu"},
+	})
+	equalJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamMachine+`}`)
+	last := b.last(t)
+	if a := last.Header.Values("Authorization"); len(a) != 1 || a[0] != "Bearer pod-token" {
+		t.Errorf("the backend got Authorization %q", a)
+	}
+	if p := last.Header.Values("Sec-Websocket-Protocol"); len(p) != 0 {
+		t.Errorf("the backend got the client's token as a subprotocol: %q", p)
 	}
 }
