@@ -43,7 +43,7 @@ const (
 	// unchanged, the backend authorizes it.
 	Private
 	// Upgrade is a genuine connection upgrade, one kube-apiserver switches protocols for (see
-	// IsGenuineUpgrade): exec, attach, port-forward or proxy of a core resource, or a pod's log over a
+	// isGenuineUpgrade): exec, attach, port-forward or proxy of a core resource, or a pod's log over a
 	// websocket. Forwarded untouched on an HTTP/1.1 connection. Any other request's upgrade headers do not
 	// make it one: kube-apiserver ignores them, and the proxy serves it by its class as an ordinary request.
 	Upgrade
@@ -105,7 +105,7 @@ var connectSubresources = map[string]sets.Set[string]{
 	"nodes":    sets.New("proxy"),
 }
 
-// IsGenuineUpgrade reports whether kube-apiserver answers r, classified as req, by switching protocols:
+// isGenuineUpgrade reports whether kube-apiserver answers r, classified as req, by switching protocols:
 //
 //   - a connect subresource of the core group (connectSubresources) with a Connection header naming
 //     upgrade (httpstream.IsUpgradeRequest, the test of proxy.UpgradeAwareHandler);
@@ -116,7 +116,7 @@ var connectSubresources = map[string]sets.Set[string]{
 // A watch over a websocket is not one of these: the proxy translates its events (Request.WebSocket).
 // Nor is the proxy verb (/api/v1/proxy/...): k8s.io/apiserver's installer serves no route for it, the
 // apiserver answers 404. Every other handler of kube-apiserver ignores upgrade headers.
-func IsGenuineUpgrade(r *http.Request, req Request) bool {
+func isGenuineUpgrade(r *http.Request, req Request) bool {
 	if !req.IsResource || req.Group != "" || req.Name == "" {
 		return false
 	}
@@ -189,7 +189,7 @@ func (c *Classifier) Classify(r *http.Request) Request {
 		req.Class = Private
 		return req
 	}
-	if IsGenuineUpgrade(r, req) {
+	if isGenuineUpgrade(r, req) {
 		req.Class = Upgrade
 	}
 	return req

@@ -200,6 +200,44 @@ func TestWebSocketFrames(t *testing.T) {
 	receiveEnd(t, ws)
 }
 
+// TestWebSocketUntranslatable: a binary (protobuf) message, or a frame a server must not send (masked),
+// ends the client's watch with an ERROR event and a close, never with the backend's bytes.
+func TestWebSocketUntranslatable(t *testing.T) {
+	for name, bad := range map[string][]byte{
+		"binary message": frame(true, 0x2, []byte("k8s\x00cluster.hypershift.openshift.io")),
+		"masked frame":   {0x81, 0x80 | 4, 1, 2, 3, 4, 'x' ^ 1, 'y' ^ 2, 'z' ^ 3, '!' ^ 4},
+		"reserved bits":  {0xC1, 1, 'x'},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+				conn, rw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer conn.Close()
+				sum := sha1.Sum([]byte(r.Header.Get("Sec-Websocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+				rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+					base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+				rw.Write(bad)
+				rw.Flush()
+				io.Copy(io.Discard, rw) // until the proxy lets go
+			})
+			p := newProxy(t, b.URL)
+			ws := dialWatch(t, p.URL, upstreamMachines+"?watch=true", nil)
+			var event struct {
+				Type   string        `json:"type"`
+				Object metav1.Status `json:"object"`
+			}
+			got := receive(t, ws)
+			if json.Unmarshal([]byte(got), &event) != nil || event.Type != "ERROR" || event.Object.Code != 500 {
+				t.Errorf("got %q, want an ERROR event", got)
+			}
+			receiveEnd(t, ws)
+		})
+	}
+}
+
 // frame is one unmasked frame, as a server sends it.
 func frame(fin bool, op byte, payload []byte) []byte {
 	b := []byte{op, byte(len(payload))} // the tests' payloads are short
