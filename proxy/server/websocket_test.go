@@ -98,7 +98,7 @@ func TestWebSocketWatchOfMappedResource(t *testing.T) {
 	))
 	p := newProxy(t, b.URL)
 	ws := dialWatch(t, p.URL, upstreamMachines+"?watch=true&resourceVersion=5&labelSelector=a%3Db",
-		http.Header{"Authorization": {"Bearer client-token"}, "Accept": {"application/vnd.kubernetes.protobuf"}})
+		http.Header{"Authorization": {"Bearer client-token"}, "Accept": {"application/vnd.kubernetes.protobuf, application/json"}})
 
 	for _, want := range []string{
 		`{"type":"ADDED","object":` + upstreamMachine + `}`,
