@@ -44,7 +44,7 @@ func (s *server) serveCRD(w http.ResponseWriter, r *http.Request, ex *exchange) 
 			s.proxy.ServeHTTP(w, r)
 			return
 		}
-		err = crd.Absent(req.Verb, req.Name, r.Header.Get("Content-Type"))
+		err = s.crdAbsent(r, ex)
 	case target == crd.Mapped:
 		err = s.crdRequest(r, ex, privateName)
 	case req.Verb == "deletecollection":
@@ -60,6 +60,42 @@ func (s *server) serveCRD(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	}
 	ex.respond = func(resp *http.Response) error { return s.translateObjects(ex, resp, s.crds.Upstream) }
 	s.proxy.ServeHTTP(w, r)
+}
+
+// probeContentType is a media type no apiserver decodes: a request whose body has it is authenticated and
+// authorized (filters that run first) and then refused with 415 before anything is read or written.
+const probeContentType = "application/x-hypershift-capi-proxy-probe"
+
+// probeBody is the body of such a request: DeleteOptions with a UID precondition no CRD has, so that
+// even a delete that decoded it would delete nothing (the apiextensions-apiserver checks it first).
+const probeBody = `{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","preconditions":{"uid":"hypershift-capi-proxy-probe"}}`
+
+// crdAbsent answers a request naming a hidden CRD or a private name (crd.Absent) as kube-apiserver
+// answers one naming a CRD that does not exist, authentication and authorization included: the backend
+// gets the same method, path and query with the client's credentials, a GET as it is and any other
+// method with the body probeBody of type probeContentType, so that it authenticates and authorizes the
+// client's verb on that name and changes nothing. Its 401, 403 or 429 is the answer (naming the CRD as
+// the client named it); anything else becomes crd.Absent's answer.
+func (s *server) crdAbsent(r *http.Request, ex *exchange) error {
+	header := http.Header{"Accept": {body.JSON}}
+	var probe []byte
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		header.Set("Content-Type", probeContentType)
+		probe = []byte(probeBody)
+	}
+	resp, data, err := s.backendDo(r, r.Method, ex.req.BackendPath, r.URL.RawQuery, header, probe)
+	if err != nil {
+		return err
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		var st metav1.Status
+		if json.Unmarshal(data, &st) == nil && st.Code != 0 {
+			return &apierrors.StatusError{ErrStatus: st}
+		}
+		return apierrors.NewGenericServerResponse(resp.StatusCode, r.Method, crd.Resource, ex.req.Name, string(data), 0, false)
+	}
+	return crd.Absent(ex.req.Verb, ex.req.Name, r.Header.Get("Content-Type"))
 }
 
 // dropObject drops every object of a response.

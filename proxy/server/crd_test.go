@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -116,11 +117,23 @@ func TestCRDDeleteCollection(t *testing.T) {
 }
 
 // TestCRDPrivateNames covers requests naming a private CRD or a hidden one: the proxy answers as for a
-// CRD that does not exist, and never sends them on (but watches, which see nothing).
+// CRD that does not exist, after the backend authorized the client's verb on a request that cannot change
+// anything (a GET, or a body of a type no apiserver decodes); watches see nothing.
 func TestCRDPrivateNames(t *testing.T) {
+	var forbid atomic.Bool
 	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"kind":"CustomResourceDefinition","metadata":{"name":"machines.cluster.hypershift.openshift.io"}}`))
+		switch {
+		case forbid.Load():
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Forbidden","code":403,` +
+				`"message":"customresourcedefinitions.apiextensions.k8s.io \"machines.cluster.hypershift.openshift.io\" is forbidden: User \"alice\" cannot get"}`))
+		case r.Method == http.MethodGet:
+			_, _ = w.Write([]byte(`{"kind":"CustomResourceDefinition","metadata":{"name":"machines.cluster.hypershift.openshift.io"}}`))
+		default:
+			w.WriteHeader(http.StatusUnsupportedMediaType)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"UnsupportedMediaType","code":415}`))
+		}
 	})
 	p := newProxy(t, b.URL)
 	for _, name := range []string{"machines.cluster.hypershift.openshift.io", "widgets.cluster.hypershift.openshift.io", "widgets.cluster.x-k8s.io"} {
@@ -129,12 +142,21 @@ func TestCRDPrivateNames(t *testing.T) {
 			if s := status(t, data); resp.StatusCode != http.StatusNotFound || s.Details == nil || s.Details.Name != name || s.Details.Kind != "customresourcedefinitions" {
 				t.Errorf("%s %s: %d %s, want 404", method, name, resp.StatusCode, data)
 			}
+			sent := b.last(t)
+			if sent.Method != method || sent.Path != crds+"/"+name ||
+				method != http.MethodGet && (sent.Header.Get("Content-Type") != "application/x-hypershift-capi-proxy-probe" || strings.Contains(string(sent.Body), "{}")) {
+				t.Errorf("%s %s sent %s %s %s %s", method, name, sent.Method, sent.Path, sent.Header.Get("Content-Type"), sent.Body)
+			}
 		}
 	}
-	if b.count() != 0 {
-		t.Errorf("the backend got %d requests", b.count())
+	forbid.Store(true)
+	resp, data := do(t, http.MethodDelete, p.URL+crds+"/machines.cluster.hypershift.openshift.io", "", nil)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), `\"machines.cluster.hypershift.openshift.io\" is forbidden`) {
+		t.Errorf("delete refused by the backend: %d %s, want its 403 as it is", resp.StatusCode, data)
 	}
-	resp, data := do(t, http.MethodGet, p.URL+crds+"?fieldSelector=metadata.name%3Dmachines.cluster.hypershift.openshift.io", "", nil)
+	forbid.Store(false)
+
+	resp, data = do(t, http.MethodGet, p.URL+crds+"?fieldSelector=metadata.name%3Dmachines.cluster.hypershift.openshift.io", "", nil)
 	if resp.StatusCode != http.StatusOK || b.last(t).RawQuery != "fieldSelector=metadata.name%3D" {
 		t.Errorf("list by a private name: %d %s, sent ?%s", resp.StatusCode, data, b.last(t).RawQuery)
 	}

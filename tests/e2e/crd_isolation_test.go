@@ -369,6 +369,34 @@ func TestCRDIsolation(t *testing.T) {
 		if resp, data := rp.do(t, http.MethodGet, crdsPath+"/"+privateMachines+"/status", ""); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET of the status of %s: %d %s, want 404", privateMachines, resp.StatusCode, data)
 		}
+		// A client the apiserver would refuse is refused as it would be for a CRD that does not exist.
+		user, userDirect := newRawClient(t, proxy.Config(env.UserToken)), newRawClient(t, env.DirectConfig(env.UserToken))
+		for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPatch} {
+			wantResp, want := userDirect.do(t, method, crdsPath+"/"+absent, `{}`, "Content-Type: application/merge-patch+json")
+			resp, got := user.do(t, method, crdsPath+"/"+privateMachines, `{}`, "Content-Type: application/merge-patch+json")
+			if resp.StatusCode != wantResp.StatusCode || string(got) != strings.ReplaceAll(string(want), absent, privateMachines) {
+				t.Errorf("%s %s as a user: %d %s\nwant %d %s", method, privateMachines, resp.StatusCode, got, wantResp.StatusCode, want)
+			}
+		}
+		// A hidden CRD is answered as absent, and stays.
+		hidden := "gadgetsj.infrastructure.cluster.x-k8s.io"
+		create(t, "hidden-by-path", hidden)
+		for _, tc := range []struct{ method, body, contentType string }{
+			{http.MethodDelete, "", ""},
+			{http.MethodDelete, `{"propagationPolicy":"Background"}`, "application/json"},
+			{http.MethodPatch, `[{"op":"add","path":"/metadata/labels/x","value":"y"}]`, "application/json-patch+json"},
+			{http.MethodPut, string(full), "application/json"},
+		} {
+			if resp, data := rp.do(t, tc.method, crdsPath+"/"+hidden, tc.body, "Content-Type: "+tc.contentType); resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s %s: %d %s, want 404", tc.method, hidden, resp.StatusCode, data)
+			}
+		}
+		intact(t, hidden)
+		stored := &apiextensionsv1.CustomResourceDefinition{}
+		if err := directCRDs.Get(ctx, client.ObjectKey{Name: hidden}, stored); err != nil || stored.Labels["x"] != "" {
+			t.Errorf("the hidden CRD changed: %v %v", err, stored.Labels)
+		}
+
 		// Server-side apply would create it: refused as a create.
 		if resp, data := rp.do(t, http.MethodPatch, crdsPath+"/"+privateMachines+"?fieldManager=e2e", string(full), "Content-Type: application/apply-patch+yaml"); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("apply of %s: %d %s, want 403", privateMachines, resp.StatusCode, data)
