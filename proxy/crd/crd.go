@@ -193,7 +193,7 @@ const nameField = "metadata.name"
 //   - metadata.name!=<hidden or private name> holds for every CRD the clients see: it is dropped.
 //
 // Every other term is kept. The selector is parsed as kube-apiserver parses it (fields.ParseSelector, "=" and
-// "==" alike, terms ANDed, values unescaped from \\\\, \\, and \\=), so a value is looked up as the apiserver
+// "==" alike, terms ANDed, values unescaped from \\, \, and \=), so a value is looked up as the apiserver
 // would compare it, and written again with fields' escaping. An unchanged selector is returned as it is;
 // one whose terms were all dropped is "". A selector that does not parse is a 400 BadRequest.
 func (n *Names) FieldSelector(selector string) (string, error) {
