@@ -26,8 +26,8 @@ import (
 // (crdDeleteCollection).
 func (s *server) serveCRD(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	req := ex.req
-	// Answers are translated in JSON only: a YAML answer would show the backend's CRDs as they are.
-	r.Header.Set("Accept", negotiate.JSONAccept(r.Header.Values("Accept")))
+	// Answers are translated in JSON only (ServeHTTP narrowed Accept, negotiate.Narrow): a YAML answer
+	// would show the backend's CRDs as they are.
 	target, privateName := crd.Unmapped, ""
 	// A list or watch selecting metadata.name has req.Name set too (as the apiserver authorizes it); only
 	// a name in the path addresses one CRD.
