@@ -13,7 +13,9 @@
 //   - Sidecar (the HyperShift design: the proxy runs in the controller's pod): the proxy listens on
 //     loopback only (RequireLoopback) and talks to the backend with the pod's own kubeconfig, whatever
 //     authentication it uses (bearer token or token file, client certificate, exec plugin). The client's
-//     Authorization header is dropped, and a request with an Impersonate-* header is refused with 403:
+//     Authorization header is dropped, so is a bearer token it offers as a websocket subprotocol
+//     ("base64url.bearer.authorization.k8s.io.<token>", which kube-apiserver's websocket
+//     ProtocolAuthenticator reads), and a request with an Impersonate-* header is refused with 403:
 //     forwarded, it would borrow the pod's impersonation rights; dropped, the client would act as the pod
 //     rather than as the identity it named.
 //
@@ -98,7 +100,7 @@ func RequireLoopback(addr string) error {
 
 // WithHeaderPolicy applies mode m's rules to the headers of every request before next sees it: it removes
 // every header whose name starts with one of identityPrefixes (compared case-insensitively), and in
-// Sidecar mode removes Authorization and refuses a request with an Impersonate-* header with a 403 Status.
+// Sidecar mode removes Authorization and a bearer token offered as a websocket subprotocol and refuses a request with an Impersonate-* header with a 403 Status.
 func WithHeaderPolicy(m Mode, identityPrefixes []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Keys are compared and deleted as they are: net/http canonicalizes the headers it parses, but a
@@ -117,13 +119,41 @@ func WithHeaderPolicy(m Mode, identityPrefixes []string, next http.Handler) http
 				}
 			}
 			for name := range r.Header {
-				if strings.EqualFold(name, "Authorization") {
+				switch {
+				case strings.EqualFold(name, "Authorization"):
 					delete(r.Header, name)
+				case strings.EqualFold(name, webSocketProtocolHeader):
+					if protocols := withoutBearerProtocols(r.Header[name]); len(protocols) > 0 {
+						r.Header[name] = []string{strings.Join(protocols, ", ")}
+					} else {
+						delete(r.Header, name)
+					}
 				}
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// webSocketProtocolHeader lists a websocket client's subprotocols; bearerProtocolPrefix starts the one
+// that carries a bearer token, as k8s.io/apiserver/pkg/authentication/request/websocket reads it.
+const (
+	webSocketProtocolHeader = "Sec-WebSocket-Protocol"
+	bearerProtocolPrefix    = "base64url.bearer.authorization.k8s.io."
+)
+
+// withoutBearerProtocols returns the subprotocols of the Sec-WebSocket-Protocol values but those that carry
+// a bearer token.
+func withoutBearerProtocols(values []string) []string {
+	var kept []string
+	for _, v := range values {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, bearerProtocolPrefix) {
+				kept = append(kept, p)
+			}
+		}
+	}
+	return kept
 }
 
 // forbidden is a 403 Forbidden error with message.

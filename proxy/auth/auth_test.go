@@ -100,6 +100,24 @@ func TestHeaderPolicy(t *testing.T) {
 			t.Errorf("passed on %v (code %d), want %v", got, rec.Code, want)
 		}
 	})
+	t.Run("sidecar drops a bearer token offered as a websocket subprotocol", func(t *testing.T) {
+		for _, tc := range []struct {
+			protocols []string
+			want      http.Header
+		}{
+			{[]string{"base64url.bearer.authorization.k8s.io.dG9rZW4, base64.binary.k8s.io"}, http.Header{"Sec-Websocket-Protocol": {"base64.binary.k8s.io"}}},
+			{[]string{"v4.channel.k8s.io", "base64url.bearer.authorization.k8s.io.dG9rZW4"}, http.Header{"Sec-Websocket-Protocol": {"v4.channel.k8s.io"}}},
+			{[]string{"base64url.bearer.authorization.k8s.io.dG9rZW4"}, http.Header{}},
+		} {
+			_, got := policy(t, Sidecar, http.Header{"Sec-Websocket-Protocol": tc.protocols})
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%q: passed on %v, want %v", tc.protocols, got, tc.want)
+			}
+			if _, got := policy(t, PassThrough, http.Header{"Sec-Websocket-Protocol": tc.protocols}); !reflect.DeepEqual(got["Sec-Websocket-Protocol"], tc.protocols) {
+				t.Errorf("%q: pass-through passed on %v", tc.protocols, got)
+			}
+		}
+	})
 	for _, name := range []string{"Impersonate-User", "Impersonate-Group", "Impersonate-Uid", "Impersonate-Extra-Scopes", "impersonate-user"} {
 		t.Run("sidecar refuses "+name, func(t *testing.T) {
 			rec, got := policy(t, Sidecar, http.Header{name: {"bob"}})

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
 
@@ -42,8 +43,10 @@ const (
 	// kube-apiserver answers a group it does not serve, since through the proxy the private groups do not
 	// exist.
 	Private
-	// Upgrade is a connection upgrade outside the mapped groups (exec, attach, port-forward): forwarded
-	// untouched on an HTTP/1.1 connection.
+	// Upgrade is a genuine connection upgrade, one kube-apiserver switches protocols for (see
+	// isGenuineUpgrade): exec, attach, port-forward or proxy of a core resource, or a pod's log over a
+	// websocket. Forwarded untouched on an HTTP/1.1 connection. Any other request's upgrade headers do not
+	// make it one: kube-apiserver ignores them, and the proxy serves it by its class as an ordinary request.
 	Upgrade
 )
 
@@ -69,8 +72,14 @@ type Request struct {
 	// Watch is true for a watch (?watch=true, or a /watch/ path).
 	Watch bool
 	// LongRunning is true for a request kube-apiserver exempts from its request timeout: a watch, a proxy
-	// verb, a log, exec, attach, port-forward or proxy subresource, and every connection upgrade.
+	// verb, a log, exec, attach, port-forward or proxy subresource (upgrade headers play no part, as in
+	// k8s.io/apiserver's BasicLongRunningRequestCheck).
 	LongRunning bool
+	// WebSocket is true for a watch that asks to be served over a websocket (Upgrade: websocket, as
+	// k8s.io/apimachinery's wsstream.IsWebSocketRequest tells): kube-apiserver then sends each event as one
+	// websocket message (k8s.io/apiserver/pkg/endpoints/handlers/watch.go). Its upgrade headers are
+	// forwarded, and its events are translated like those of any watch of its class.
+	WebSocket bool
 
 	// Route is set for Mapped.
 	Route *translate.Route
@@ -85,6 +94,38 @@ var (
 	longRunningVerbs        = sets.New("watch", "proxy")
 	longRunningSubresources = sets.New("attach", "exec", "proxy", "log", "portforward")
 )
+
+// connectSubresources are the subresources of the core group that kube-apiserver serves as connections
+// to the kubelet, a pod or a service (its rest.Connecter storages: pods/attach, pods/exec,
+// pods/portforward, pods/proxy, services/proxy, nodes/proxy), by resource. Their handler,
+// k8s.io/apimachinery's proxy.UpgradeAwareHandler, switches protocols for a request that
+// httpstream.IsUpgradeRequest accepts.
+var connectSubresources = map[string]sets.Set[string]{
+	"pods":     sets.New("attach", "exec", "portforward", "proxy"),
+	"services": sets.New("proxy"),
+	"nodes":    sets.New("proxy"),
+}
+
+// isGenuineUpgrade reports whether kube-apiserver answers r, classified as req, by switching protocols:
+//
+//   - a connect subresource of the core group (connectSubresources) with a Connection header naming
+//     upgrade (httpstream.IsUpgradeRequest, the test of proxy.UpgradeAwareHandler);
+//   - a pod's log asked for over a websocket (wsstream.IsWebSocketRequest, the test of
+//     k8s.io/apiserver's responsewriters.StreamObject, which streams it in the base64.binary.k8s.io or
+//     binary.k8s.io websocket protocol).
+//
+// A watch over a websocket is not one of these: the proxy translates its events (Request.WebSocket).
+// Nor is the proxy verb (/api/v1/proxy/...): k8s.io/apiserver's installer serves no route for it, the
+// apiserver answers 404. Every other handler of kube-apiserver ignores upgrade headers.
+func isGenuineUpgrade(r *http.Request, req Request) bool {
+	if !req.IsResource || req.Group != "" || req.Name == "" {
+		return false
+	}
+	if connectSubresources[req.Resource].Has(req.Subresource) {
+		return httpstream.IsUpgradeRequest(r)
+	}
+	return req.Resource == "pods" && req.Subresource == "log" && wsstream.IsWebSocketRequest(r)
+}
 
 // Classifier classifies requests against a route table. It is safe for concurrent use.
 type Classifier struct {
@@ -130,8 +171,8 @@ func (c *Classifier) Classify(r *http.Request) Request {
 		Watch:       info.Verb == "watch",
 		BackendPath: r.URL.Path,
 	}
-	req.LongRunning = req.IsResource && (longRunningVerbs.Has(req.Verb) || longRunningSubresources.Has(req.Subresource)) ||
-		httpstream.IsUpgradeRequest(r)
+	req.LongRunning = req.IsResource && (longRunningVerbs.Has(req.Verb) || longRunningSubresources.Has(req.Subresource))
+	req.WebSocket = req.Watch && req.IsResource && wsstream.IsWebSocketRequest(r)
 
 	if group, ok := uncleanIntoMappedGroup(r.URL.Path); ok {
 		// No client sends such paths (client-go cleans its paths); a server cleaning them would reach
@@ -149,7 +190,7 @@ func (c *Classifier) Classify(r *http.Request) Request {
 		req.Class = Private
 		return req
 	}
-	if httpstream.IsUpgradeRequest(r) {
+	if isGenuineUpgrade(r, req) {
 		req.Class = Upgrade
 	}
 	return req
@@ -176,9 +217,6 @@ func (c *Classifier) mapped(r *http.Request, req Request) Request {
 func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Request {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if parts[0] != "apis" {
-		if httpstream.IsUpgradeRequest(r) {
-			req.Class = Upgrade
-		}
 		return req
 	}
 	if len(parts) == 1 {
@@ -192,9 +230,6 @@ func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Requ
 	}
 	privateGroup, mapped := upstream.PrivateGroup(group)
 	if !mapped {
-		if httpstream.IsUpgradeRequest(r) {
-			req.Class = Upgrade
-		}
 		return req
 	}
 	req.Group, req.Class = group, Unrouted

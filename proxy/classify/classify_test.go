@@ -140,3 +140,92 @@ func TestUncleanPathsIntoMappedGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgrades: only a request kube-apiserver switches protocols for is a genuine upgrade; a watch over a
+// websocket is translated; any other request's upgrade headers change nothing.
+func TestUpgrades(t *testing.T) {
+	c := New(fakeroutes.Table())
+	spdy := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"}}
+	ws := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"}}
+	for _, tc := range []struct {
+		name, method, target string
+		header               http.Header
+		class                Class
+		webSocket            bool
+	}{
+		// Every connect subresource, with and without upgrade headers.
+		{"pods/exec SPDY", "POST", "/api/v1/namespaces/ns/pods/p/exec?command=sh", spdy, Upgrade, false},
+		{"pods/exec websocket", "GET", "/api/v1/namespaces/ns/pods/p/exec?command=sh", ws, Upgrade, false},
+		{"pods/exec plain", "POST", "/api/v1/namespaces/ns/pods/p/exec?command=sh", nil, Other, false},
+		{"pods/attach SPDY", "POST", "/api/v1/namespaces/ns/pods/p/attach", spdy, Upgrade, false},
+		{"pods/attach plain", "POST", "/api/v1/namespaces/ns/pods/p/attach", nil, Other, false},
+		{"pods/portforward SPDY", "POST", "/api/v1/namespaces/ns/pods/p/portforward", spdy, Upgrade, false},
+		{"pods/portforward websocket", "GET", "/api/v1/namespaces/ns/pods/p/portforward", ws, Upgrade, false},
+		{"pods/portforward plain", "GET", "/api/v1/namespaces/ns/pods/p/portforward", nil, Other, false},
+		{"pods/proxy websocket", "GET", "/api/v1/namespaces/ns/pods/p/proxy/ws", ws, Upgrade, false},
+		{"pods/proxy plain", "GET", "/api/v1/namespaces/ns/pods/p/proxy/x", nil, Other, false},
+		{"services/proxy websocket", "GET", "/api/v1/namespaces/ns/services/s:80/proxy/ws", ws, Upgrade, false},
+		{"services/proxy plain", "GET", "/api/v1/namespaces/ns/services/s/proxy/", nil, Other, false},
+		{"nodes/proxy upgrade", "GET", "/api/v1/nodes/n/proxy/x", spdy, Upgrade, false},
+		{"nodes/proxy plain", "GET", "/api/v1/nodes/n/proxy/stats/summary", nil, Other, false},
+		{"pods/log websocket", "GET", "/api/v1/namespaces/ns/pods/p/log?follow=true", ws, Upgrade, false},
+		{"pods/log SPDY", "GET", "/api/v1/namespaces/ns/pods/p/log?follow=true", spdy, Other, false},
+		{"pods/log plain", "GET", "/api/v1/namespaces/ns/pods/p/log", nil, Other, false},
+
+		// Connect subresource names where kube-apiserver has no connecter.
+		{"configmaps/exec", "POST", "/api/v1/namespaces/ns/configmaps/c/exec", spdy, Other, false},
+		{"apps deployments/proxy", "GET", "/apis/apps/v1/namespaces/ns/deployments/d/proxy", ws, Other, false},
+		{"mapped machines/exec", "POST", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m/exec", spdy, Mapped, false},
+		{"the proxy verb", "GET", "/api/v1/proxy/namespaces/ns/pods/p", spdy, Other, false},
+		{"pods/exec without a name", "POST", "/api/v1/namespaces/ns/pods/exec", spdy, Other, false},
+
+		// Watches over a websocket, of every class.
+		{"websocket watch of machines", "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines?watch=true", ws, Mapped, true},
+		{"websocket watch by path", "GET", "/apis/cluster.x-k8s.io/v1beta2/watch/namespaces/ns/machines", ws, Mapped, true},
+		{"websocket watch of configmaps", "GET", "/api/v1/namespaces/ns/configmaps?watch=1", ws, Other, true},
+		{"websocket watch of CRDs", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true", ws, Other, true},
+		{"websocket watch of the private group", "GET", "/apis/cluster.hypershift.openshift.io/v1beta2/machines?watch=true", ws, Private, true},
+		{"websocket watch of an unrouted resource", "GET", "/apis/cluster.x-k8s.io/v1beta2/widgets?watch=true", ws, Unrouted, true},
+		{"SPDY watch", "GET", "/api/v1/namespaces/ns/configmaps?watch=true", spdy, Other, false},
+		{"websocket list", "GET", "/api/v1/namespaces/ns/configmaps", ws, Other, false},
+		{"websocket without Connection", "GET", "/api/v1/namespaces/ns/configmaps?watch=true", http.Header{"Upgrade": {"websocket"}}, Other, false},
+
+		// Anything else with upgrade headers.
+		{"create a configmap", "POST", "/api/v1/namespaces/ns/configmaps", http.Header{"Connection": {"upgrade"}, "Upgrade": {"foo"}}, Other, false},
+		{"get the CRD of machines", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines.cluster.x-k8s.io", spdy, Other, false},
+		{"get a machine", "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m", ws, Mapped, false},
+		{"discovery", "GET", "/apis/cluster.x-k8s.io/v1beta2", ws, Discovery, false},
+		{"version", "GET", "/version", ws, Other, false},
+		{"private", "GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/ns/machines/m", spdy, Private, false},
+		{"Connection without Upgrade", "GET", "/api/v1/namespaces/ns/secrets", http.Header{"Connection": {"upgrade"}}, Other, false},
+
+		// Header spellings kube-apiserver accepts (httpstream.IsUpgradeRequest: Connection contains
+		// "upgrade", in any case; wsstream.IsWebSocketRequest: Upgrade is "websocket" in any case).
+		{"keep-alive, Upgrade", "POST", "/api/v1/namespaces/ns/pods/p/exec", http.Header{"Connection": {"keep-alive, Upgrade"}, "Upgrade": {"SPDY/3.1"}}, Upgrade, false},
+		{"UPGRADE", "POST", "/api/v1/namespaces/ns/pods/p/attach", http.Header{"Connection": {"UPGRADE"}, "Upgrade": {"SPDY/3.1"}}, Upgrade, false},
+		{"two Connection headers", "POST", "/api/v1/namespaces/ns/pods/p/exec", http.Header{"Connection": {"keep-alive", "upgrade"}, "Upgrade": {"SPDY/3.1"}}, Upgrade, false},
+		{"WebSocket watch, mixed case", "GET", "/api/v1/configmaps?watch=true", http.Header{"Connection": {"keep-alive, Upgrade"}, "Upgrade": {"WebSocket"}}, Other, true},
+		{"UPGRADE websocket watch", "GET", "/api/v1/configmaps?watch=true", http.Header{"Connection": {"UPGRADE"}, "Upgrade": {"WEBSOCKET"}}, Other, true},
+		{"keep-alive, Upgrade on a configmap", "GET", "/api/v1/namespaces/ns/configmaps/c", http.Header{"Connection": {"keep-alive, Upgrade"}, "Upgrade": {"foo"}}, Other, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(tc.method, tc.target, nil)
+			for k, v := range tc.header {
+				r.Header[k] = v
+			}
+			got := c.Classify(r)
+			if got.Class != tc.class || got.WebSocket != tc.webSocket {
+				t.Errorf("Classify(%s %s, %v): class %s, WebSocket %v; want %s, %v", tc.method, tc.target, tc.header, got.Class, got.WebSocket, tc.class, tc.webSocket)
+			}
+			if got.Class == Upgrade && !got.LongRunning {
+				t.Errorf("an upgrade that is not long-running: %+v", got)
+			}
+			if got.WebSocket && (!got.Watch || !got.LongRunning) {
+				t.Errorf("a websocket watch that is not a long-running watch: %+v", got)
+			}
+			if !got.Watch && got.Class != Upgrade && got.LongRunning && got.Subresource == "" && got.Verb != "proxy" {
+				t.Errorf("upgrade headers made an ordinary request long-running: %+v", got)
+			}
+		})
+	}
+}

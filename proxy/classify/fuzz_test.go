@@ -52,6 +52,9 @@ func FuzzClassify(f *testing.F) {
 			return // the HTTP server answers 400 itself
 		}
 		req := c.Classify(r)
+		if req.Class == classify.Upgrade && (req.Group != "" || !req.IsResource || !req.LongRunning) {
+			t.Fatalf("%s %s: a genuine upgrade outside the core group's connect subresources: %+v", method, target, req)
+		}
 		switch req.Class {
 		case classify.Unrouted:
 			return // answered 404 by the proxy

@@ -1,29 +1,43 @@
 // Package crd serves the CustomResourceDefinitions of the mapped groups the way the proxy's clients must
-// see them: HyperShift's private CRD (machines.cluster.hypershift.openshift.io) under its upstream name
-// (machines.cluster.x-k8s.io), with its upstream group, shortNames and categories, and the platform's own
-// CRDs of the upstream groups hidden. CAPI reads its contract labels from these CRDs by name, and its CRD
-// migrator patches them.
+// see them: as an apiserver that holds HyperShift's private CRDs under their upstream names and nothing
+// else of the mapped groups. The private CRD machines.cluster.hypershift.openshift.io is served as
+// machines.cluster.x-k8s.io, with its upstream group, shortNames and categories; the platform's own CRDs of
+// the upstream groups (hidden) and the private names do not exist. CAPI reads its contract labels from
+// these CRDs by name, and its CRD migrator patches them.
+//
+// What a CRD name addresses depends on the name alone (Lookup): the group is what follows the first dot,
+// since kube-apiserver requires a CRD's name to be <plural>.<spec.group>.
 //
 // Reads (get, list, watch, in full, as PartialObjectMetadata or as a Table) are translated object by
-// object: a private CRD with a route is renamed, an upstream-named CRD of a mapped group is dropped (as
-// discovery drops the group), any other CRD is passed on as it is.
+// object (Upstream): a private CRD with a route is renamed, a hidden CRD and a CRD of a private group
+// without a route are dropped (as discovery drops their groups), any other CRD is passed on as it is.
+// The metadata.name terms of a fieldSelector are translated so that they select what they would select on
+// such an apiserver (FieldSelector).
 //
 // Writes by upstream name reach the private CRD, but may change only its metadata (labels, annotations,
 // finalizers, ...) and its status (CAPI's migrator sets status.storedVersions and an observed-generation
 // annotation): a patch touching spec or the name, or an update whose spec differs from the stored one, is
 // refused with 403 Forbidden, since a change to the group, names or schema of a private CRD must come from
-// the generator. Creating or deleting a CRD of a mapped group through the proxy is refused the same way.
-// Requests naming a private CRD are not translated at all (like every private path).
+// the generator. Bodies are read as kube-apiserver reads them: member names match exactly, a repeated
+// member is decoded over the earlier one (sigs.k8s.io/json, the apiserver's JSON decoder), and YAML,
+// protobuf and CBOR bodies are decoded first (BodyJSON).
+//
+// Creating or deleting a CRD of a mapped group is refused with 403 Forbidden: a create whose name or
+// spec.group is in an upstream or a private mapped group (CheckCreate), a delete by the upstream name of a
+// private CRD, and a deletecollection that selects one (DeleteCollection). A deletecollection deletes only
+// the CRDs the proxy's clients see; a get, update, patch or delete naming a hidden CRD or a private name
+// is answered 404 NotFound, as for a CRD that does not exist.
 package crd
 
 import (
-	"encoding/json"
 	"fmt"
+	"mime"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -77,7 +91,8 @@ const (
 	// Hidden is an upstream-named CRD of a mapped group that no route serves (the platform's own): the
 	// proxy's clients never see it, as discovery never shows its group.
 	Hidden
-	// Private is the name of a private CRD: passed on as it is, like every private path.
+	// Private is a name in a private group (a private CRD's own name): through the proxy the private
+	// groups do not exist, so neither does a CRD of that name.
 	Private
 )
 
@@ -101,16 +116,42 @@ func NotFound(name string) error {
 	return apierrors.NewNotFound(Resource, name)
 }
 
+// Absent is the answer to a request naming a hidden CRD or a private name (Hidden, Private), which do not
+// exist for the proxy's clients: 404 NotFound, as kube-apiserver answers for a CRD that does not exist;
+// but a server-side apply patch (Content-Type application/apply-patch+yaml, +cbor, ...) would create the
+// CRD, and is refused as a create is (Forbidden).
+func Absent(verb, name, contentType string) error {
+	if mediaType, _, _ := mime.ParseMediaType(contentType); verb == "patch" && strings.HasPrefix(mediaType, "application/apply-patch") {
+		return Forbidden("create", name, groupOf(name))
+	}
+	return NotFound(name)
+}
+
 // forbidden is the 403 for a write the proxy refuses on the CRD name.
 func forbidden(name, format string, args ...any) error {
 	return apierrors.NewForbidden(Resource, name, fmt.Errorf(format, args...))
 }
 
-// Forbidden refuses creating or deleting a CRD of a mapped group through the proxy.
-func Forbidden(verb, name string) error {
+// Forbidden refuses creating or deleting through the proxy the CRD name (as the client named it) of the
+// mapped group group: an upstream group, whose CRDs the proxy serves from the private CRDs, or a private
+// group, which the proxy's clients do not see.
+func Forbidden(verb, name, group string) error {
+	if translate.ToPrivate.Maps(group) {
+		return forbidden(name, "the proxy serves the CRDs of %s from HyperShift's private CRDs (group %s), which "+
+			"are installed from the generator's output: they cannot be %s through the proxy", group, translate.ToPrivate.Group(group), pastTense(verb))
+	}
+	return forbidden(name, "CustomResourceDefinitions of group %s cannot be %s through the proxy", group, pastTense(verb))
+}
+
+// mappedGroup reports whether group is an upstream or a private group of the table.
+func mappedGroup(group string) bool {
+	return translate.ToPrivate.Maps(group) || translate.ToUpstream.Maps(group)
+}
+
+// groupOf returns the group part of a CRD name.
+func groupOf(name string) string {
 	_, group, _ := strings.Cut(name, ".")
-	return forbidden(name, "the proxy serves the CRDs of %s from HyperShift's private CRDs (group %s), which "+
-		"are installed from the generator's output: they cannot be %s through the proxy", group, translate.ToPrivate.Group(group), pastTense(verb))
+	return group
 }
 
 func pastTense(verb string) string {
@@ -139,34 +180,72 @@ func prefixed(prefix string, in []string) []string {
 	return out
 }
 
-// NameOf returns metadata.name of a JSON object, or "" if it has none or does not decode.
-func NameOf(obj []byte) string {
-	var id identity
-	_ = json.Unmarshal(obj, &id)
-	return id.Metadata.Name
-}
+// nameField is the field of a CRD's name in a field selector; kube-apiserver's field label conversion for
+// CustomResourceDefinitions (runtime.DefaultMetaV1FieldSelectorConversion) knows it and metadata.namespace.
+const nameField = "metadata.name"
 
-// FieldSelector translates the metadata.name values of a list or watch's fieldSelector (a client-go
-// informer on one CRD selects it so) from the upstream name of a private CRD to its private name. A
-// selector that does not parse is a 400 BadRequest.
+// FieldSelector translates the fieldSelector of a list, watch or deletecollection so that it selects on
+// the backend exactly what it would select on an apiserver holding only the CRDs the proxy's clients see:
+//
+//   - a metadata.name term naming the upstream name of a private CRD names the private CRD (= and !=);
+//   - metadata.name=<hidden or private name> selects a CRD the clients cannot see: it becomes
+//     metadata.name= (empty), which no CRD has, so that it selects nothing;
+//   - metadata.name!=<hidden or private name> holds for every CRD the clients see: it is dropped.
+//
+// Every other term is kept. The selector is parsed as kube-apiserver parses it (fields.ParseSelector, "=" and
+// "==" alike, terms ANDed, values unescaped from \\, \, and \=), so a value is looked up as the apiserver
+// would compare it, and written again with fields' escaping. An unchanged selector is returned as it is;
+// one whose terms were all dropped is "". A selector that does not parse is a 400 BadRequest.
 func (n *Names) FieldSelector(selector string) (string, error) {
 	sel, err := fields.ParseSelector(selector)
 	if err != nil {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
-	out, err := sel.Transform(func(field, value string) (string, string, error) {
-		if field == "metadata.name" {
-			if target, private := n.Lookup(value); target == Mapped {
-				return field, private, nil
+	changed := false
+	var terms []fields.Selector
+	for _, r := range sel.Requirements() {
+		value, keep := r.Value, true
+		if r.Field == nameField {
+			switch target, private := n.Lookup(r.Value); target {
+			case Mapped:
+				value = private
+			case Hidden, Private:
+				if r.Operator == selection.NotEquals {
+					keep = false
+				} else {
+					value = ""
+				}
 			}
 		}
-		return field, value, nil
-	})
+		if !keep || value != r.Value {
+			changed = true
+		}
+		if !keep {
+			continue
+		}
+		if r.Operator == selection.NotEquals {
+			terms = append(terms, fields.OneTermNotEqualSelector(r.Field, value))
+		} else {
+			terms = append(terms, fields.OneTermEqualSelector(r.Field, value))
+		}
+	}
+	if !changed {
+		return selector, nil
+	}
+	return fields.AndSelectors(terms...).String(), nil
+}
+
+// WithName returns the (translated) fieldSelector selector narrowed to the CRD named name on the backend:
+// selector ANDed with metadata.name=<name>. An empty name selects no CRD. A selector that does not parse
+// is a 400 BadRequest.
+func WithName(selector, name string) (string, error) {
+	sel, err := fields.ParseSelector(selector)
 	if err != nil {
 		return "", apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
-	if out.String() == sel.String() {
-		return selector, nil
+	term := fields.OneTermEqualSelector(nameField, name)
+	if sel.Empty() {
+		return term.String(), nil
 	}
-	return out.String(), nil
+	return fields.AndSelectors(sel, term).String(), nil
 }

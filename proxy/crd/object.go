@@ -3,7 +3,8 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
+
+	kjson "sigs.k8s.io/json"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -85,7 +86,7 @@ func (c *crdNames) toPrivate() edits {
 	}
 }
 
-// identity is what Upstream needs to know of an object.
+// identity is what Upstream needs to know of an object, decoded with decodeIdentity.
 type identity struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
@@ -98,8 +99,8 @@ type identity struct {
 // the proxy's clients. It returns nil without an error for a CRD they must not see: one named in an
 // upstream mapped group (the platform's own). It fails on malformed JSON.
 func (n *Names) Upstream(obj []byte) ([]byte, error) {
-	var id identity
-	if err := json.Unmarshal(obj, &id); err != nil {
+	id, err := decodeIdentity(obj)
+	if err != nil {
 		return nil, fmt.Errorf("decoding a CustomResourceDefinition: %w", err)
 	}
 	switch id.Kind {
@@ -118,13 +119,21 @@ func (n *Names) Upstream(obj []byte) ([]byte, error) {
 	return apply(obj, c.toUpstream())
 }
 
-// view says how a CRD the backend holds is shown: renamed (c), hidden, or as it is (neither).
+// view says how a CRD the backend holds is shown: renamed (c), hidden, or as it is (neither). Any other
+// CRD of a mapped group, upstream (the platform's) or private (without a route), is hidden.
 func (n *Names) view(name string) (c *crdNames, hide bool) {
 	if c, ok := n.byPrivate[name]; ok {
 		return c, false
 	}
-	_, group, _ := strings.Cut(name, ".")
-	return nil, translate.ToPrivate.Maps(group)
+	return nil, mappedGroup(groupOf(name))
+}
+
+// decodeIdentity decodes the kind and name of an object as kube-apiserver's JSON decoder does (exact
+// member names, the last of repeated members winning).
+func decodeIdentity(obj []byte) (identity, error) {
+	var id identity
+	err := kjson.UnmarshalCaseSensitivePreserveInts(obj, &id)
+	return id, err
 }
 
 // table translates a meta.k8s.io Table of CRDs (kubectl get crd): rows of hidden CRDs are dropped, and
@@ -137,7 +146,7 @@ func (n *Names) table(data []byte) ([]byte, error) {
 			var columns []struct {
 				Format string `json:"format"`
 			}
-			if err := json.Unmarshal(raw, &columns); err != nil {
+			if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &columns); err != nil {
 				return nil, fmt.Errorf("decoding Table columns: %w", err)
 			}
 			for i, c := range columns {
@@ -167,7 +176,7 @@ func (n *Names) row(row json.RawMessage, nameColumn int) (json.RawMessage, error
 		Cells  []json.RawMessage `json:"cells"`
 		Object *identity         `json:"object"`
 	}
-	if err := json.Unmarshal(row, &r); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(row, &r); err != nil {
 		return nil, err
 	}
 	name := ""

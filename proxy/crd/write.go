@@ -3,10 +3,11 @@ package crd
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
@@ -39,8 +40,9 @@ func (n *Names) Patch(upstreamName, subresource, mediaType string, data []byte) 
 		return nil, forbidden(upstreamName, "a patch of type %q cannot be checked by the proxy", mediaType)
 	}
 	if subresource == "" {
+		// Member names as the apiserver's patchers read them: exactly.
 		var patch map[string]json.RawMessage
-		if err := json.Unmarshal(data, &patch); err != nil {
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &patch); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the patch: %v", err))
 		}
 		if _, ok := patch["spec"]; ok {
@@ -55,13 +57,15 @@ func (n *Names) Patch(upstreamName, subresource, mediaType string, data []byte) 
 }
 
 // checkJSONPatch refuses operations that write to or move out of spec, the name or the whole document.
+// The operations are read as the apiserver's JSON patch implementation (gopkg.in/evanphx/json-patch.v4,
+// a map per operation) reads them: member names match exactly, and the last of repeated members wins.
 func checkJSONPatch(upstreamName string, data []byte) error {
 	var ops []struct {
 		Op   string  `json:"op"`
 		Path *string `json:"path"`
 		From *string `json:"from"`
 	}
-	if err := json.Unmarshal(data, &ops); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("decoding JSON patch: %v", err))
 	}
 	for _, op := range ops {
@@ -80,10 +84,12 @@ func checkJSONPatch(upstreamName string, data []byte) error {
 	return nil
 }
 
-// Update checks and translates the body of an update of the CRD named upstreamName (Mapped) against the
-// private CRD current (as the backend holds it): its spec, translated, must be the stored one; that is the
-// view the proxy gave the client, so a read-modify-write that changes only metadata goes through.
-// subresource "status" skips the check (the apiserver keeps spec). The result is the translated body.
+// Update checks and translates the body of an update of the CRD named upstreamName (Mapped), in JSON,
+// against the private CRD current (as the backend holds it): its spec, translated, must be the stored
+// one; that is the view the proxy gave the client, so a read-modify-write that changes only metadata goes
+// through. Both are decoded and defaulted as kube-apiserver decodes and defaults an update (decodeJSON)
+// and compared with apimachinery's semantic equality. subresource "status" skips the check (the
+// apiserver keeps spec). The result is the translated body.
 func (n *Names) Update(upstreamName, subresource string, current, data []byte) ([]byte, error) {
 	out, err := n.Private(upstreamName, data)
 	if err != nil {
@@ -92,19 +98,40 @@ func (n *Names) Update(upstreamName, subresource string, current, data []byte) (
 	if subresource != "" {
 		return out, nil
 	}
-	var want, got struct {
-		Spec any `json:"spec"`
-	}
-	if err := json.Unmarshal(current, &want); err != nil {
+	want, err := decodeJSON(current)
+	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("decoding the stored CustomResourceDefinition: %w", err))
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
+	got, err := decodeJSON(out)
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the CustomResourceDefinition: %v", err))
 	}
-	if !reflect.DeepEqual(want.Spec, got.Spec) {
+	if !equality.Semantic.DeepEqual(want.Spec, got.Spec) {
 		return nil, specForbidden(upstreamName)
 	}
 	return out, nil
+}
+
+// CheckCreate checks the body of a create of a CRD, of Content-Type contentType (see BodyJSON): it is
+// refused with 403 Forbidden when the CRD's name or its spec.group is in a mapped group, upstream or
+// private, whichever the other says (kube-apiserver requires the name to be <plural>.<spec.group>, the
+// proxy does not rely on it). The body is read as kube-apiserver reads it (decodeJSON); one that does not
+// decode is refused too (415 or 400, see BodyJSON), since what the proxy cannot read it cannot check.
+func (n *Names) CheckCreate(contentType string, data []byte) error {
+	j, err := BodyJSON(contentType, data)
+	if err != nil {
+		return err
+	}
+	c, err := decodeJSON(j)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("decoding the CustomResourceDefinition: %v", err))
+	}
+	for _, group := range []string{groupOf(c.Name), c.Spec.Group} {
+		if mappedGroup(group) {
+			return Forbidden("create", c.Name, group)
+		}
+	}
+	return nil
 }
 
 func specForbidden(name string) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
@@ -20,7 +21,8 @@ type backend struct {
 	// url is the backend's base URL: scheme, host and an optional path prefix.
 	url *url.URL
 	// transport is client-go's transport (HTTP/2 when the backend offers it), with the credentials the
-	// authentication mode allows (none in pass-through mode).
+	// authentication mode allows (none in pass-through mode); requests asking for a connection upgrade (a
+	// watch over a websocket) take upgradeTransport.
 	transport http.RoundTripper
 	// upgradeTransport is the same on HTTP/1.1 only, as connection upgrades (SPDY, WebSocket) need.
 	upgradeTransport http.RoundTripper
@@ -50,7 +52,20 @@ func newBackend(cfg *rest.Config, mode auth.Mode, dialTimeout time.Duration) (*b
 	if err != nil {
 		return nil, fmt.Errorf("backend transport for upgrades: %w", err)
 	}
-	return &backend{url: base, transport: transport, upgradeTransport: upgradeTransport}, nil
+	return &backend{url: base, transport: byUpgrade{plain: transport, upgrade: upgradeTransport}, upgradeTransport: upgradeTransport}, nil
+}
+
+// byUpgrade sends a request whose Connection header names upgrade (httpstream.IsUpgradeRequest) over
+// upgrade, which speaks HTTP/1.1 (HTTP/2 has no connection upgrade), and any other over plain.
+type byUpgrade struct {
+	plain, upgrade http.RoundTripper
+}
+
+func (t byUpgrade) RoundTrip(req *http.Request) (*http.Response, error) {
+	if httpstream.IsUpgradeRequest(req) {
+		return t.upgrade.RoundTrip(req)
+	}
+	return t.plain.RoundTrip(req)
 }
 
 // errHeaderTimeout cancels a request whose response headers did not arrive in time.

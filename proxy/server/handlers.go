@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
@@ -79,14 +81,40 @@ func withBodyLimit(limit int64, next http.Handler) http.Handler {
 	})
 }
 
-// withUpgrades sends connection upgrades (exec, attach, port-forward, outside the mapped groups) to
-// upgrades untouched.
+// withUpgrades sends genuine connection upgrades (classify.Upgrade: exec, attach, port-forward, proxy,
+// a pod's log over a websocket) to upgrades untouched, and a watch over a websocket on with its upgrade
+// headers (its events are translated frame by frame, websocket.go). Any other request's upgrade headers
+// are removed (withoutUpgrade): kube-apiserver serves such a request as if they were not there, and so
+// does the proxy, with every translation and guard of the request's class.
 func withUpgrades(upgrades, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if exchangeFrom(r.Context()).req.Class == classify.Upgrade {
+		req := exchangeFrom(r.Context()).req
+		switch {
+		case req.Class == classify.Upgrade:
 			upgrades.ServeHTTP(w, r)
 			return
+		case !req.WebSocket:
+			withoutUpgrade(r.Header)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// withoutUpgrade removes the headers that ask for a connection upgrade from a request that carries any:
+// the Upgrade header, the Connection header and the hop-by-hop headers it names (which a proxy removes
+// anyway, RFC 9110 section 7.6.1). Without them the request reaches the backend as the ordinary request
+// kube-apiserver takes it for, over HTTP/2 too (where Connection and Upgrade are not allowed).
+func withoutUpgrade(h http.Header) {
+	if _, ok := h["Upgrade"]; !ok && !httpstream.IsUpgradeRequest(&http.Request{Header: h}) {
+		return
+	}
+	for _, v := range h["Connection"] {
+		for _, name := range strings.Split(v, ",") {
+			if name = textproto.TrimString(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	h.Del("Connection")
+	h.Del("Upgrade")
 }

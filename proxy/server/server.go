@@ -323,6 +323,9 @@ func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 // headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
 func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
 	req := ex.req
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
+	}
 	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil

@@ -188,14 +188,14 @@ func Watch(dst io.Writer, flush func() error, src io.Reader, o Objects) error {
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return fmt.Errorf("watch event: %w", err)
 		case err == nil:
-			out, err = watchEvent(event, o)
+			out, err = Event(event, o)
 			if err == nil && out == nil {
 				continue // dropped
 			}
 		}
 		if err != nil {
 			err = fmt.Errorf("watch event: %w", err)
-			if werr := writeEvent(dst, flush, errorEvent(err)); werr != nil {
+			if werr := writeEvent(dst, flush, ErrorEvent(err)); werr != nil {
 				return werr
 			}
 			return err
@@ -232,10 +232,15 @@ func writeEvent(dst io.Writer, flush func() error, event []byte) error {
 	return nil
 }
 
-// watchEvent translates one event. The event's members are kept in their order; "object" is translated
-// according to "type", which must therefore come first (as metav1.WatchEvent and every apiserver send
-// it).
-func watchEvent(event []byte, o Objects) ([]byte, error) {
+// Event translates one watch event, a JSON object {"type":"ADDED","object":{...}} as kube-apiserver
+// encodes a metav1.WatchEvent, the way Watch translates each event of a stream: the object of ADDED,
+// MODIFIED and DELETED with o.Object, the Status of ERROR with o.Status, the apiVersion of a BOOKMARK's
+// object with o.APIVersion. The event's members are kept in their order; "object" is translated according
+// to "type", which must therefore come first (as metav1.WatchEvent and every apiserver send it). It
+// returns nil without an error when o.Object drops the event's object, and an error for a malformed event
+// or an object that cannot be translated (Watch and the proxy's websocket watches answer it with
+// ErrorEvent).
+func Event(event []byte, o Objects) ([]byte, error) {
 	eventType := ""
 	dropped := false
 	out, err := rewriteMembers(event, "watch event", func(key string, raw json.RawMessage) (json.RawMessage, error) {
@@ -324,8 +329,9 @@ func apiVersion(raw json.RawMessage, translate func(string) string) (json.RawMes
 	return raw, nil
 }
 
-// errorEvent is an ERROR watch event carrying a 500 InternalError Status for err.
-func errorEvent(err error) []byte {
+// ErrorEvent is an ERROR watch event carrying a 500 InternalError Status for err, what kube-apiserver
+// sends when it cannot encode an event (client-go's reflector answers it by watching again).
+func ErrorEvent(err error) []byte {
 	s := apierrors.NewInternalError(err).ErrStatus
 	s.Kind, s.APIVersion = "Status", "v1"
 	b, _ := json.Marshal(struct {

@@ -1,0 +1,272 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// A watch over a websocket (classify.Request.WebSocket) takes the way of every watch of its class: the
+// request is translated (path, query, Accept narrowed to JSON) and forwarded with its upgrade headers, so
+// that the backend's own websocket handshake (golang.org/x/net/websocket's, in
+// k8s.io/apiserver/pkg/endpoints/handlers/watch.go) decides: it refuses a request without an Origin
+// header with 403, several subprotocols with 400, authenticates a bearer token carried as a
+// "base64url.bearer.authorization.k8s.io." subprotocol, and answers with the client's Sec-WebSocket-Key.
+// A refusal is an ordinary response and is translated as one. Once the backend has switched protocols,
+// httputil.ReverseProxy joins the two connections, and translateWebSocket puts itself between them on the
+// backend's side: each message the backend sends is one watch event (kube-apiserver writes every encoded
+// event with one websocket.Message.Send, as a text frame for JSON), translated with stream.Event as the
+// events of an HTTP watch are, and sent on to the client as one text frame. The client's frames (it sends
+// none but control frames: the apiserver ignores anything else) pass to the backend as they are.
+//
+// Ending: the backend's close frame is passed on. A backend connection that breaks off ends the client's
+// websocket with a normal close frame (status 1000, what x/net/websocket sends when kube-apiserver ends a
+// watch), as a broken HTTP watch ends cleanly (s.streamed), so that the client watches again. An event that
+// cannot be translated, or a frame the proxy cannot read, is answered with an ERROR event (stream.ErrorEvent)
+// and a normal close; so is a binary (protobuf or CBOR) message, which cannot be translated: the proxy
+// narrows Accept to JSON, so the backend sends none.
+
+// maxWebSocketMessage bounds one message read from the backend: far above any watch event (etcd stores
+// objects of up to 1.5 MiB by default), so that a broken backend cannot make the proxy hold unbounded
+// memory.
+const maxWebSocketMessage = 64 << 20
+
+// The websocket opcodes (RFC 6455 section 5.2).
+const (
+	opContinuation = 0x0
+	opText         = 0x1
+	opBinary       = 0x2
+	opClose        = 0x8
+	opPing         = 0x9
+	opPong         = 0xA
+)
+
+// closeNormal is the payload of a close frame with status 1000 (normal closure) and no reason, as
+// x/net/websocket's Conn.Close sends it.
+var closeNormal = []byte{0x03, 0xE8}
+
+// translateWebSocket translates the 101 Switching Protocols answer to a watch over a websocket, in place:
+// its body, the upgraded backend connection, is replaced by one that translates every message the backend
+// sends (see above). upstream translates one whole object, as for an HTTP watch. A 101 to any other
+// request is refused with a 500: the proxy forwards upgrade headers of no other request it translates.
+func (s *server) translateWebSocket(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
+	conn, ok := resp.Body.(io.ReadWriteCloser)
+	if !ex.req.WebSocket || !ok || !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") {
+		_ = resp.Body.Close()
+		return apierrors.NewInternalError(fmt.Errorf("the backend switched to protocol %q for a request the proxy translates", resp.Header.Get("Upgrade")))
+	}
+	req := ex.req
+	objects := stream.Objects{
+		APIVersion: translate.ToUpstream.APIVersion,
+		Object:     s.timed(req, upstream),
+		Status:     s.timed(req, s.bodies.Upstream),
+	}
+	resp.Body = &webSocketWatch{
+		conn:  conn,
+		in:    bufio.NewReader(conn),
+		event: func(event []byte) ([]byte, error) { return stream.Event(event, objects) },
+		failed: func(err error) {
+			s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
+		},
+		broken: func(err error) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+				klog.V(2).InfoS("The backend's websocket watch broke off; ending the client's watch", "resource", req.Resource, "err", err)
+			}
+		},
+	}
+	return nil
+}
+
+// webSocketWatch is the backend's side of a websocket watch as the proxy hands it to the client: Read
+// returns the backend's frames with every data message translated, Write and Close are the backend
+// connection's. Read is called by one goroutine, Write by another.
+type webSocketWatch struct {
+	conn io.ReadWriteCloser
+	in   *bufio.Reader
+	// event translates one event; nil without an error drops it.
+	event func([]byte) ([]byte, error)
+	// failed is told of an event that cannot be translated or a frame that cannot be read; broken of a
+	// backend connection that ended without a close frame.
+	failed, broken func(error)
+
+	// out holds frames for the client not read yet.
+	out bytes.Buffer
+	// message and messageOp are the data message being put together from its fragments.
+	message   []byte
+	messageOp byte
+	// closed is set once the last frame for the client (a close frame) is in out.
+	closed bool
+}
+
+func (w *webSocketWatch) Write(p []byte) (int, error) { return w.conn.Write(p) }
+func (w *webSocketWatch) Close() error                { return w.conn.Close() }
+
+func (w *webSocketWatch) Read(p []byte) (int, error) {
+	for w.out.Len() == 0 && !w.closed {
+		w.next()
+	}
+	if w.out.Len() == 0 {
+		return 0, io.EOF
+	}
+	return w.out.Read(p)
+}
+
+// next reads one frame from the backend and puts what the client gets for it into out.
+func (w *webSocketWatch) next() {
+	fin, op, payload, err := readFrame(w.in)
+	var protoErr *frameError
+	switch {
+	case errors.As(err, &protoErr):
+		w.fail(err)
+		return
+	case err != nil:
+		w.broken(err)
+		w.end()
+		return
+	}
+	switch op {
+	case opClose:
+		writeFrame(&w.out, opClose, payload)
+		w.closed = true
+		return
+	case opPing, opPong:
+		writeFrame(&w.out, op, payload)
+		return
+	case opText, opBinary:
+		if w.messageOp != 0 {
+			w.fail(errors.New("a new websocket message began before the last one ended"))
+			return
+		}
+		w.messageOp, w.message = op, payload
+	case opContinuation:
+		if w.messageOp == 0 {
+			w.fail(errors.New("a websocket continuation frame without a message"))
+			return
+		}
+		if len(w.message)+len(payload) > maxWebSocketMessage {
+			w.fail(fmt.Errorf("a websocket message of more than %d bytes", maxWebSocketMessage))
+			return
+		}
+		w.message = append(w.message, payload...)
+	default:
+		w.fail(fmt.Errorf("websocket frame with the unknown opcode %#x", op))
+		return
+	}
+	if !fin {
+		return
+	}
+	op, message := w.messageOp, w.message
+	w.messageOp, w.message = 0, nil
+	if op == opBinary {
+		w.fail(errors.New("a binary websocket message (protobuf or CBOR), which cannot be translated"))
+		return
+	}
+	// kube-apiserver's JSON encoder ends each event with a newline: keep what follows the event.
+	event := bytes.TrimRight(message, " \t\r\n")
+	out, err := w.event(event)
+	switch {
+	case err != nil:
+		w.fail(fmt.Errorf("watch event: %w", err))
+	case out != nil:
+		writeFrame(&w.out, opText, append(out, message[len(event):]...))
+	}
+}
+
+// fail ends the watch with an ERROR event for err and a normal close.
+func (w *webSocketWatch) fail(err error) {
+	w.failed(err)
+	writeFrame(&w.out, opText, append(stream.ErrorEvent(err), '\n'))
+	w.end()
+}
+
+// end ends the watch with a normal close.
+func (w *webSocketWatch) end() {
+	writeFrame(&w.out, opClose, closeNormal)
+	w.closed = true
+}
+
+// frameError is a frame that breaks RFC 6455 or that the proxy cannot take, as opposed to a connection
+// that failed.
+type frameError struct{ msg string }
+
+func (e *frameError) Error() string { return "websocket frame from the backend: " + e.msg }
+
+// readFrame reads one frame a server sends (RFC 6455 section 5.2: unmasked, no extension negotiated, so
+// no reserved bit set) and returns its FIN bit, opcode and payload. A control frame must be whole and at
+// most 125 bytes long.
+func readFrame(r *bufio.Reader) (fin bool, op byte, payload []byte, err error) {
+	var head [2]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return false, 0, nil, err
+	}
+	fin, op = head[0]&0x80 != 0, head[0]&0x0F
+	if head[0]&0x70 != 0 {
+		return false, 0, nil, &frameError{"reserved bits set"}
+	}
+	if head[1]&0x80 != 0 {
+		return false, 0, nil, &frameError{"masked"}
+	}
+	n := uint64(head[1] & 0x7F)
+	switch n {
+	case 126:
+		var ext [2]byte
+		if _, err := io.ReadFull(r, ext[:]); err != nil {
+			return false, 0, nil, noEOF(err)
+		}
+		n = uint64(binary.BigEndian.Uint16(ext[:]))
+	case 127:
+		var ext [8]byte
+		if _, err := io.ReadFull(r, ext[:]); err != nil {
+			return false, 0, nil, noEOF(err)
+		}
+		n = binary.BigEndian.Uint64(ext[:])
+	}
+	if op >= opClose && (!fin || n > 125) {
+		return false, 0, nil, &frameError{"a fragmented or long control frame"}
+	}
+	if n > maxWebSocketMessage {
+		return false, 0, nil, &frameError{fmt.Sprintf("a frame of %d bytes, more than %d", n, maxWebSocketMessage)}
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return false, 0, nil, noEOF(err)
+	}
+	return fin, op, payload, nil
+}
+
+// noEOF turns io.EOF in the middle of a frame into io.ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// writeFrame appends one whole, unmasked frame, as a server sends it (RFC 6455 section 5.2).
+func writeFrame(b *bytes.Buffer, op byte, payload []byte) {
+	b.WriteByte(0x80 | op)
+	switch n := len(payload); {
+	case n < 126:
+		b.WriteByte(byte(n))
+	case n <= 0xFFFF:
+		b.WriteByte(126)
+		b.Write(binary.BigEndian.AppendUint16(nil, uint16(n)))
+	default:
+		b.WriteByte(127)
+		b.Write(binary.BigEndian.AppendUint64(nil, uint64(n)))
+	}
+	b.Write(payload)
+}
