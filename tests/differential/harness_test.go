@@ -472,7 +472,7 @@ func (v volatiles) collectAges(table map[string]any) {
 	cols, _ := table["columnDefinitions"].([]any)
 	var dates []int
 	for i, c := range cols {
-		if c, ok := c.(map[string]any); ok && c["format"] == "date" {
+		if c, ok := c.(map[string]any); ok && (c["type"] == "date" || c["format"] == "date") {
 			dates = append(dates, i)
 		}
 	}
