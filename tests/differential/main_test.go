@@ -4,7 +4,7 @@
 //   - the upstream CRDs at exactly the versions the private CRDs mirror (the published bases of the modules
 //     go.mod pins, Agent's from testdata), with CAPI's contract labels and, for kinds that convert by hub and
 //     spoke, a conversion webhook served in this test binary by controller-runtime's conversion webhook
-//     handler over the upstream Go types, as a provider's manager serves it;
+//     handler over the upstream Go types, with CAPI's apiVersion getter, as a provider's manager serves it;
 //   - the private CRDs and the proxy in front of the apiserver, as framework.Main sets them up.
 //
 // Every scripted request is sent twice as raw HTTP with the same user: straight to the apiserver (upstream
@@ -21,9 +21,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
-	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
 
@@ -43,13 +41,6 @@ func TestMain(m *testing.M) {
 	if !parallelSet {
 		_ = flag.Set("test.parallel", "8")
 	}
-	// The upstream conversions of the webhook below resolve references by CAPI's apiVersion getter, which
-	// reads the contract labels of the referenced kind's CRD; convert.New installs one answering from the
-	// same labels (the route table repeats them, and UpstreamCRDsForRoutes puts them on the upstream CRDs).
-	if _, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := framework.Main(m, setup, &env, &proxy)
 	if webhook != nil {
 		webhook.Stop()
@@ -59,6 +50,15 @@ func TestMain(m *testing.M) {
 
 // setup starts the upstream conversion webhook and installs the upstream CRDs pointing at it.
 func setup(ctx context.Context, e *framework.Env) error {
+	// The upstream conversions of the webhook resolve references as CAPI's managers do: from the contract
+	// labels of the referenced kind's upstream CRD (UpstreamCRDsForRoutes puts them there).
+	direct, err := e.AdminClient()
+	if err != nil {
+		return err
+	}
+	for _, set := range routes.APIVersionGetterSetters {
+		set(framework.CAPIAPIVersionGetter(ctx, direct))
+	}
 	scheme, err := framework.NewUpstreamKindsScheme(routes.Routes)
 	if err != nil {
 		return err

@@ -11,13 +11,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	certutil "k8s.io/client-go/util/cert"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capicontract "sigs.k8s.io/cluster-api/util/contract"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 	"sigs.k8s.io/yaml"
 
@@ -218,4 +224,35 @@ func (e *Env) InstallCRDObjects(ctx context.Context, crds ...*apiextensionsv1.Cu
 		}
 	}
 	return nil
+}
+
+// CAPIAPIVersionGetter returns the apiVersion getter Cluster API's managers install for the conversions of
+// their v1beta1 APIs (sigs.k8s.io/cluster-api v1.13.6 main.go: SetAPIVersionGetter with
+// internal/contract.GetAPIVersion over the manager's client), rewritten here because that package is
+// internal, with its error texts: it reads the metadata of the kind's CRD (named by
+// util/contract.CalculateCRDName) and picks, of the contracts compatible with CAPI's (v1beta2, then
+// v1beta1), the newest one the CRD labels, and of its versions the newest.
+func CAPIAPIVersionGetter(ctx context.Context, c client.Reader) func(schema.GroupKind) (string, error) {
+	return func(gk schema.GroupKind) (string, error) {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetName(capicontract.CalculateCRDName(gk.Group, gk.Kind))
+		meta.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		if err := c.Get(ctx, client.ObjectKeyFromObject(meta), meta); err != nil {
+			return "", fmt.Errorf("failed to get apiVersion for kind %s: failed to get CustomResourceDefinition metadata: %w", gk.Kind, err)
+		}
+		contracts := []string{"v1beta2", "v1beta1"}
+		for _, contract := range contracts {
+			supported := meta.GetLabels()[clusterv1.GroupVersion.Group+"/"+contract]
+			if supported == "" {
+				continue
+			}
+			versions := strings.Split(supported, "_")
+			sort.Slice(versions, func(i, j int) bool {
+				return version.CompareKubeAwareVersionStrings(versions[i], versions[j]) < 0
+			})
+			return schema.GroupVersion{Group: gk.Group, Version: versions[len(versions)-1]}.String(), nil
+		}
+		return "", fmt.Errorf("failed to get apiVersion for kind %s: cannot find any versions matching contract versions %q for CRD %v as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)",
+			gk.Kind, contracts, meta.GetName())
+	}
 }
