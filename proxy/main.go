@@ -51,12 +51,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/adapt"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -196,6 +194,11 @@ func (o *options) run(ctx context.Context) error {
 		ResponseHeaderTimeout:  o.responseHeaderTimeout,
 		Metrics:                m,
 	}
+	converter, err := convert.New(table, routes.APIVersionGetterSetters)
+	if err != nil {
+		return err
+	}
+	opts.Converter = converter
 	handler, err := server.New(opts)
 	if err != nil {
 		return err
@@ -204,11 +207,6 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	converter, err := convert.New(table, routes.APIVersionGetterSetters)
-	if err != nil {
-		return err
-	}
-	handler = webhook.WithWebhook(adapt.New(handler, converter, adapt.Options{}), webhook.New(converter, webhook.Options{Metrics: m}))
 
 	srv := &http.Server{
 		Handler:           handler,

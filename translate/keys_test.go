@@ -138,32 +138,8 @@ func TestRewriteRulesAndKeys(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ToPrivate.Rewrite(ruleAndQuotaPaths, []byte(tc.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tc.want {
-				t.Fatalf("got  %s\nwant %s", got, tc.want)
-			}
-			// The same result as the decoded twin, Direction.JSON.
-			var viaRewrite, viaJSON any
-			if err := json.Unmarshal(got, &viaRewrite); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal([]byte(tc.in), &viaJSON); err != nil {
-				t.Fatal(err)
-			}
-			if viaJSON = ToPrivate.JSON(ruleAndQuotaPaths, viaJSON); !reflect.DeepEqual(viaRewrite, viaJSON) {
-				t.Errorf("Rewrite and JSON disagree:\n%v\n%v", viaRewrite, viaJSON)
-			}
 			// And back, byte for byte, where the input had no escapes to normalize.
-			back, err := ToUpstream.Rewrite(ruleAndQuotaPaths, got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(tc.in, `\`) && string(back) != tc.in {
-				t.Errorf("ToUpstream did not restore the input:\n%s", back)
-			}
+			checkRewrite(t, ruleAndQuotaPaths, tc.in, tc.want, !strings.Contains(tc.in, `\`))
 		})
 	}
 }

@@ -109,7 +109,11 @@ func New(next http.Handler, c *convert.Converter, o Options) *Adapter {
 // ServeHTTP serves a request: discovery and requests for a version the backend does not serve are the
 // Adapter's, everything else goes on to next as it is.
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := a.classifier.Classify(r)
+	req, ok := classify.FromContext(r.Context())
+	if !ok {
+		// The Adapter on its own, not behind the proxy's classification (server.New puts it there).
+		req = a.classifier.Classify(r)
+	}
 	switch req.Class {
 	case classify.Discovery:
 		a.discovery(gzipping(w, r), r, req)

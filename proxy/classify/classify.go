@@ -7,6 +7,7 @@
 package classify
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path"
@@ -48,9 +49,21 @@ const (
 	// websocket. Forwarded untouched on an HTTP/1.1 connection. Any other request's upgrade headers do not
 	// make it one: kube-apiserver ignores them, and the proxy serves it by its class as an ordinary request.
 	Upgrade
+	// OpenAPI is an OpenAPI document that names the mapped groups: /openapi/v2, the /openapi/v3 index, and
+	// /openapi/v3/apis/<group>/<version> of a mapped upstream group (served translated) or of a private
+	// group (answered 404). Other groups' v3 documents are Other.
+	OpenAPI
+	// CRD is a request of apiextensions.k8s.io customresourcedefinitions: the private CRDs are served under
+	// their upstream names, the platform's CRDs of the upstream groups and the private names hidden.
+	CRD
+	// Webhook is the proxy's own conversion webhook, WebhookPath.
+	Webhook
 )
 
-var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade"}
+// WebhookPath is where the proxy serves the conversion webhook of the private CRDs.
+const WebhookPath = "/convert"
+
+var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade", "OpenAPI", "CRD", "Webhook"}
 
 func (c Class) String() string {
 	if int(c) < len(classNames) {
@@ -183,6 +196,10 @@ func (c *Classifier) Classify(r *http.Request) Request {
 	if !req.IsResource {
 		return c.nonResource(r, req, err == nil)
 	}
+	if req.Group == CRDResource.Group && req.Resource == CRDResource.Resource {
+		req.Class = CRD
+		return req
+	}
 	if _, mapped := upstream.PrivateGroup(req.Group); mapped {
 		return c.mapped(r, req)
 	}
@@ -216,7 +233,16 @@ func (c *Classifier) mapped(r *http.Request, req Request) Request {
 // apiserver's parser rejected the path.
 func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Request {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if parts[0] != "apis" {
+	switch {
+	case r.URL.Path == WebhookPath:
+		req.Class = Webhook
+		return req
+	case parts[0] == "openapi":
+		if isOpenAPI(parts) {
+			req.Class = OpenAPI
+		}
+		return req
+	case parts[0] != "apis":
 		return req
 	}
 	if len(parts) == 1 {
@@ -251,6 +277,36 @@ func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Requ
 	req.Class, req.BackendPath = Discovery, path
 	return req
 }
+
+// CRDResource is the resource of CustomResourceDefinitions.
+var CRDResource = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+
+// isOpenAPI reports whether the path segments parts name an OpenAPI document the proxy serves itself:
+// openapi/v2, openapi/v3, or openapi/v3/apis/<group>[/...] of a mapped upstream or a private group.
+func isOpenAPI(parts []string) bool {
+	switch {
+	case len(parts) == 2:
+		return parts[1] == "v2" || parts[1] == "v3"
+	case len(parts) >= 4 && parts[1] == "v3" && parts[2] == "apis":
+		_, mapped := upstream.PrivateGroup(parts[3])
+		_, private := upstream.UpstreamGroup(parts[3])
+		return mapped || private
+	}
+	return false
+}
+
+// NewContext returns a copy of ctx carrying req, the classification of the request ctx belongs to.
+func NewContext(ctx context.Context, req Request) context.Context {
+	return context.WithValue(ctx, contextKey{}, req)
+}
+
+// FromContext returns the classification NewContext put into ctx.
+func FromContext(ctx context.Context) (Request, bool) {
+	req, ok := ctx.Value(contextKey{}).(Request)
+	return req, ok
+}
+
+type contextKey struct{}
 
 // uncleanIntoMappedGroup reports whether p has "." or ".." segments or doubled slashes and, cleaned
 // (path.Clean), addresses a mapped upstream group (/apis/<group>[/...]), and which.

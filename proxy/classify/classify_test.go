@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -183,7 +184,7 @@ func TestUpgrades(t *testing.T) {
 		{"websocket watch of machines", "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines?watch=true", ws, Mapped, true},
 		{"websocket watch by path", "GET", "/apis/cluster.x-k8s.io/v1beta2/watch/namespaces/ns/machines", ws, Mapped, true},
 		{"websocket watch of configmaps", "GET", "/api/v1/namespaces/ns/configmaps?watch=1", ws, Other, true},
-		{"websocket watch of CRDs", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true", ws, Other, true},
+		{"websocket watch of CRDs", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=true", ws, CRD, true},
 		{"websocket watch of the private group", "GET", "/apis/cluster.hypershift.openshift.io/v1beta2/machines?watch=true", ws, Private, true},
 		{"websocket watch of an unrouted resource", "GET", "/apis/cluster.x-k8s.io/v1beta2/widgets?watch=true", ws, Unrouted, true},
 		{"SPDY watch", "GET", "/api/v1/namespaces/ns/configmaps?watch=true", spdy, Other, false},
@@ -192,7 +193,7 @@ func TestUpgrades(t *testing.T) {
 
 		// Anything else with upgrade headers.
 		{"create a configmap", "POST", "/api/v1/namespaces/ns/configmaps", http.Header{"Connection": {"upgrade"}, "Upgrade": {"foo"}}, Other, false},
-		{"get the CRD of machines", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines.cluster.x-k8s.io", spdy, Other, false},
+		{"get the CRD of machines", "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines.cluster.x-k8s.io", spdy, CRD, false},
 		{"get a machine", "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m", ws, Mapped, false},
 		{"discovery", "GET", "/apis/cluster.x-k8s.io/v1beta2", ws, Discovery, false},
 		{"version", "GET", "/version", ws, Other, false},
@@ -227,5 +228,49 @@ func TestUpgrades(t *testing.T) {
 				t.Errorf("upgrade headers made an ordinary request long-running: %+v", got)
 			}
 		})
+	}
+}
+
+// TestClassesOfTheProxysOwn: OpenAPI documents naming the mapped groups, CRDs and the conversion webhook
+// are classes of their own, so that the server dispatches on the class alone.
+func TestClassesOfTheProxysOwn(t *testing.T) {
+	c := New(fakeroutes.Table())
+	for _, tc := range []struct {
+		method, target string
+		want           Class
+	}{
+		{"GET", "/openapi/v2", OpenAPI},
+		{"GET", "/openapi/v3", OpenAPI},
+		{"GET", "/openapi/v3/", OpenAPI},
+		{"GET", "/openapi/v3/apis/cluster.x-k8s.io/v1beta2", OpenAPI},
+		{"GET", "/openapi/v3/apis/cluster.x-k8s.io/v1alpha3", OpenAPI},
+		{"GET", "/openapi/v3/apis/cluster.hypershift.openshift.io/v1beta2", OpenAPI},
+		{"GET", "/openapi/v3/apis/apps/v1", Other},
+		{"GET", "/openapi/v3/api/v1", Other},
+		{"GET", "/openapi/v4", Other},
+		{"GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD},
+		{"DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=a", CRD},
+		{"GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines.cluster.x-k8s.io/status", CRD},
+		{"GET", "/apis/apiextensions.k8s.io/v1", Other},
+		{"POST", "/convert", Webhook},
+		{"POST", "/convert/x", Other},
+		{"POST", "/convert/", Other},
+		{"POST", "/converts", Other},
+		{"POST", "/apis/convert", Other},
+	} {
+		r := httptest.NewRequest(tc.method, tc.target, nil)
+		if got := c.Classify(r).Class; got != tc.want {
+			t.Errorf("Classify(%s %s) = %s, want %s", tc.method, tc.target, got, tc.want)
+		}
+	}
+}
+
+func TestContext(t *testing.T) {
+	if _, ok := FromContext(context.Background()); ok {
+		t.Error("FromContext of an empty context: ok")
+	}
+	want := Request{Class: Mapped, Verb: "get"}
+	if got, ok := FromContext(NewContext(context.Background(), want)); !ok || got.Class != want.Class || got.Verb != want.Verb {
+		t.Errorf("FromContext = %+v, %v", got, ok)
 	}
 }

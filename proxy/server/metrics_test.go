@@ -10,10 +10,13 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
 
 func TestMetrics(t *testing.T) {
@@ -120,5 +123,35 @@ func TestBackendReady(t *testing.T) {
 		if err := check(httptest.NewRequest("GET", "/readyz", nil)); err == nil {
 			t.Errorf("a backend that is down is ready")
 		}
+	}
+}
+
+// TestWebhookInTheChain: with a converter, the conversion webhook is served at classify.WebhookPath by the
+// same handler chain as every request, and counted like one; without one, that path does not exist.
+func TestWebhookInTheChain(t *testing.T) {
+	conv, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	m := metrics.New()
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m, Converter: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	defer p.Close()
+	resp, data := do(t, "POST", p.URL+"/convert", "{", http.Header{"Content-Type": {"application/json"}})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("POST /convert: %d %s", resp.StatusCode, data)
+	}
+	labels := map[string]string{"class": "Webhook", "verb": "post", "group": "", "resource": "", "subresource": "", "code": "400"}
+	if v := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", labels); v != 1 {
+		t.Errorf("requests_total%v = %v, want 1", labels, v)
+	}
+
+	plain := newProxy(t, b.URL)
+	if resp, data := do(t, "POST", plain.URL+"/convert", "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /convert without a converter: %d %s", resp.StatusCode, data)
 	}
 }

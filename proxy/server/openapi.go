@@ -14,48 +14,41 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
-	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// serveOpenAPI serves the OpenAPI documents that name the mapped groups (package openapi): /openapi/v2,
-// the /openapi/v3 index and /openapi/v3/apis/<upstream group>/<version>. It returns false for any other
-// OpenAPI path (the documents of other groups), which is forwarded as it is.
+// serveOpenAPI serves the OpenAPI documents that name the mapped groups (classify.OpenAPI, package
+// openapi): /openapi/v2, the /openapi/v3 index and /openapi/v3/apis/<upstream group>/<version>; any other
+// path of a mapped group, and every one of a private group, is answered 404 as kube-apiserver answers a
+// group version it does not serve.
 //
 // Each document is read from the backend with the client's own credentials (so that the backend
 // authorizes every client) and If-None-Match of the cached translation's backend ETag, translated once
 // per backend version, and served with the proxy's own ETag and hash (openapi.Rewriter.Hash): in JSON,
 // or in protobuf when the client asks for it (kubectl and client-go ask for v2 in protobuf only).
-func (s *server) serveOpenAPI(w http.ResponseWriter, r *http.Request) bool {
+func (s *server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case path == "/openapi/v2":
 		s.openAPIDocument(w, r, path, nil)
 	case path == "/openapi/v3":
 		s.openAPIIndex(w, r)
-	case strings.HasPrefix(path, "/openapi/v3/apis/"):
+	default:
 		parts := strings.Split(strings.TrimPrefix(path, "/openapi/v3/apis/"), "/")
-		if _, private := upstream.UpstreamGroup(parts[0]); private {
-			// Through the proxy the private groups do not exist.
-			openAPINotFound(w)
-			return true
-		}
 		if len(parts) != 2 || !s.openapi.Maps(parts[0]) {
-			return false
+			openAPINotFound(w)
+			return
 		}
 		gv := schema.GroupVersion{Group: parts[0], Version: parts[1]}
 		private, ok := s.openapi.PrivateGroupVersion(gv)
 		if !ok {
 			openAPINotFound(w)
-			return true
+			return
 		}
 		s.openAPIDocument(w, r, "/openapi/v3/apis/"+private.String(), &gv)
-	default:
-		return false
 	}
-	return true
 }
 
 // openAPINotFound answers an OpenAPI v3 path of a group version that is not served as kube-apiserver does:

@@ -1,9 +1,12 @@
 package server
 
+// The response stage: what the proxy does to the backend's answer before the client gets it.
+
 import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,7 +14,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 )
 
 // streamBufferSize is how much translated output is gathered before it is handed on. Watches flush after
@@ -133,3 +143,97 @@ type readCloser struct {
 }
 
 func (r *readCloser) Close() error { return r.close() }
+
+// translateResponse translates the backend's response to a Mapped or Other request, in place.
+func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
+	return s.translateObjects(ex, resp, s.bodies.UpstreamOf(schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}))
+}
+
+// translateObjects translates the backend's response to a resource request, in place: the objects it
+// holds (the object, a list's items, watch events' objects) with upstream, Status bodies and Warning
+// headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
+func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
+	req := ex.req
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
+	}
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		return nil
+	}
+	if err := gunzip(resp); err != nil {
+		return err
+	}
+	upstream = s.timed(req, upstream)
+	statusUpstream := s.timed(req, s.bodies.Upstream)
+	objects := stream.Objects{
+		APIVersion: translate.ToUpstream.APIVersion,
+		Object:     upstream,
+		Status:     statusUpstream,
+	}
+	switch {
+	case resp.StatusCode >= http.StatusMultipleChoices:
+		// An error: a Status.
+		return replaceBody(resp, statusUpstream)
+	case req.Watch:
+		return streamBody(resp, false, s.streamed(ex, func(dst io.Writer, flush func() error, src io.Reader) error {
+			return stream.Watch(dst, flush, src, objects)
+		}))
+	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
+		return streamBody(resp, true, s.streamed(ex, func(dst io.Writer, _ func() error, src io.Reader) error {
+			return stream.List(dst, src, objects)
+		}))
+	default:
+		// A single object, a Status, or a Table.
+		return replaceBody(resp, upstream)
+	}
+}
+
+// discoveryResponse rewrites a discovery document (or translates the Status of a failed request).
+func (s *server) discoveryResponse(resp *http.Response) error {
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	discovery.Response(resp.Header)
+	if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		return nil
+	}
+	if err := gunzip(resp); err != nil {
+		return err
+	}
+	if resp.StatusCode >= http.StatusMultipleChoices {
+		return replaceBody(resp, s.bodies.Upstream)
+	}
+	return replaceBody(resp, s.discovery.Rewrite)
+}
+
+// proxyError answers a request the proxy could not complete: the Status a response translation failed
+// with, 504 Timeout when the backend sent no response headers in time (headerTimeout), or 503
+// ServiceUnavailable when the backend could not be reached or broke off.
+func proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		klog.V(4).InfoS("Client went away", "path", r.URL.Path, "err", err)
+		return
+	}
+	var apiErr *apierrors.StatusError
+	if errors.As(err, &apiErr) {
+		klog.V(2).InfoS("Answering with the proxy's own error", "path", r.URL.Path, "err", err)
+		status.Write(w, apiErr)
+		return
+	}
+	klog.V(2).InfoS("Backend unavailable", "path", r.URL.Path, "err", err)
+	status.Write(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the backend kube-apiserver is unavailable: %v", err)))
+}
+
+// modifyResponse runs the response step the request's exchange chose, if any.
+func modifyResponse(resp *http.Response) error {
+	ex := exchangeFrom(resp.Request.Context())
+	if ex == nil || ex.respond == nil {
+		return nil
+	}
+	if err := ex.respond(resp); err != nil {
+		return err
+	}
+	if ex.gzip && !ex.req.Watch {
+		return compress(resp)
+	}
+	return nil
+}

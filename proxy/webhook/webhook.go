@@ -1,6 +1,6 @@
 // Package webhook is the private CRDs' conversion webhook: an http.Handler that answers the apiserver's
 // ConversionReviews (apiextensions.k8s.io/v1) by converting each object with package convert. The proxy
-// binary serves it at Path, beside the translated API (see WithWebhook); the private CRDs name it in their
+// binary serves it at Path, beside the translated API (the proxy's handler chain, server.New, routes it); the private CRDs name it in their
 // spec.conversion (generated, with the service or URL and CA bundle set at install time).
 //
 // Only POSTs of a JSON ConversionReview v1 are served: any other method is answered 405, any other media
@@ -12,8 +12,8 @@
 //
 // At most Options.MaxConcurrentReviews reviews are read and converted at once, each on up to GOMAXPROCS
 // goroutines; others wait for their turn (their bodies unread) until their request is cancelled. Every
-// review is counted in the proxy's metrics: requests_total (class Webhook, verb post) and the
-// conversion_webhook_* metrics (see package metrics).
+// review is recorded in the conversion_webhook_* metrics (see package metrics); the proxy's handler chain
+// (server.New) counts it in requests_total like every request, with class Webhook and verb post.
 //
 // Who may call it: the apiserver calls it over TLS and authenticates the proxy by its serving certificate
 // (the CRD's caBundle); the proxy does not authenticate the caller, as no conversion webhook does. Anyone
@@ -42,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -49,7 +50,7 @@ import (
 
 // Path is where the proxy serves the webhook. kube-apiserver serves nothing there, so it shadows no API
 // path.
-const Path = "/convert"
+const Path = classify.WebhookPath
 
 // MaxBodyBytes bounds a ConversionReview. kube-apiserver bounds neither: its webhook converter sends every
 // object of a list that needs converting in one review (apiextensions-apiserver's
@@ -96,24 +97,12 @@ func New(c *convert.Converter, o Options) *Handler {
 		slots: make(chan struct{}, o.MaxConcurrentReviews), maxBody: MaxBodyBytes}
 }
 
-// WithWebhook serves requests for Path with webhook and every other request with next.
-func WithWebhook(next http.Handler, webhook http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == Path {
-			webhook.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 var reviewGVK = apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview")
 
 // ServeHTTP answers one ConversionReview, and records it in the metrics.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	done := h.metrics.StartRequest(metrics.RequestLabels{Class: "Webhook", Verb: "post"}, false, false)
 	var kind, desired string // the metric labels, once the review is read
 	defer func() {
 		if p := recover(); p != nil {
@@ -126,7 +115,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		code := rec.status()
-		done(code)
 		if rec.failed != 0 {
 			code = rec.failed
 		}

@@ -1,10 +1,13 @@
 package server
 
+// The filters: what every request goes through before the server dispatches it (New builds the chain).
+
 import (
 	"context"
 	"fmt"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"strings"
 	"sync/atomic"
 
@@ -19,7 +22,9 @@ import (
 // exchange is what the steps of one request share through its context: the classification, and the
 // response step chosen for it (nil: the response is forwarded as it is).
 type exchange struct {
-	req     classify.Request
+	req classify.Request
+	// url is the URL of the request classified, which tells it from the requests a handler makes itself.
+	url     *url.URL
 	respond func(*http.Response) error
 	// failed is set once a translation error of this request has been counted, so that an error seen
 	// by two steps (a stream that fails before its first output) is counted once.
@@ -36,11 +41,19 @@ func exchangeFrom(ctx context.Context) *exchange {
 	return ex
 }
 
-// withClass classifies every request and puts its exchange into the request's context.
+// withClass classifies a request and puts its exchange, and its classification for other packages
+// (classify.FromContext), into the request's context. A request it has classified already (the same
+// request, passed on by a handler between two withClass) keeps its exchange: each request is classified
+// once.
 func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ex := exchangeFrom(r.Context()); ex != nil && ex.url == r.URL {
+			next.ServeHTTP(w, r)
+			return
+		}
 		req := c.Classify(r)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req})))
+		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL})
+		next.ServeHTTP(w, r.WithContext(classify.NewContext(ctx, req)))
 	})
 }
 

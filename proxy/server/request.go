@@ -1,0 +1,156 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httputil"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// The request stage: what the proxy does to a request before it forwards it.
+
+// serveResource serves a Mapped or Other request: its query and body translated to the private groups, it
+// is forwarded, and its answer translated back (translateResponse, called by modifyResponse).
+func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	req := ex.req
+	if req.IsResource {
+		s.prepareResource(r, ex)
+	}
+	if err := translateQuery(r, req); err != nil {
+		status.Write(w, err)
+		return
+	}
+	if err := s.translateRequest(r, req); err != nil {
+		s.translationFailed(ex, metrics.Request, err)
+		status.Write(w, err)
+		return
+	}
+	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
+	s.proxy.ServeHTTP(w, r)
+}
+
+// prepareResource negotiates what the backend answers a resource request in. Protobuf, CBOR and YAML
+// cannot be translated: Accept is narrowed to JSON, keeping the shape asked for (as=Table,
+// PartialObjectMetadata, ...); when the backend can serve no range, it answers its own 406
+// (negotiate.Narrow). This holds for every resource, since any object's ownerReferences may point at a
+// mapped group (a Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type. The
+// transport negotiates gzip with the backend and decompresses it before translation; the translation is
+// compressed for the client again if it is large (compress.go).
+func (s *server) prepareResource(r *http.Request, ex *exchange) {
+	endpoint := negotiate.Resource
+	if ex.req.Class == classify.Mapped {
+		endpoint = negotiate.CustomResource
+	}
+	negotiate.Narrow(r.Header, endpoint)
+	ex.gzip = acceptsGzip(r.Header)
+	r.Header.Del("Accept-Encoding")
+}
+
+// serveDiscovery serves /apis, /apis/<mapped group> and /apis/<mapped group>/<version>: the backend's
+// document of the private groups, rewritten (discoveryResponse).
+func (s *server) serveDiscovery(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	discovery.Request(r.Header)
+	ex.gzip = acceptsGzip(r.Header)
+	r.Header.Del("Accept-Encoding")
+	ex.respond = s.recordFailure(ex, s.discoveryResponse)
+	s.proxy.ServeHTTP(w, r)
+}
+
+// translateRequest translates the body of a create, update or patch in place, along the group-carrying
+// paths of what it holds (requestPaths), every other byte kept: see body.ObjectToPrivate and
+// body.PatchToPrivate for the media types. A body that cannot be parsed is forwarded as it is, so that the
+// client gets the apiserver's own error. The error is an API status.
+func (s *server) translateRequest(r *http.Request, req classify.Request) error {
+	if !req.IsResource || r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" || req.LongRunning {
+		// delete and deletecollection carry DeleteOptions, which name no group; the bodies of the connect
+		// subresources (a service's or pod's proxy, exec, attach) are the client's own bytes for whatever
+		// they reach.
+		return nil
+	}
+	data, err := body.ReadRequest(r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	contentType := r.Header.Get("Content-Type")
+	done := s.timeTranslation(req, metrics.Request)
+	var (
+		out     []byte
+		outType string
+	)
+	if req.Verb == "patch" {
+		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, "", ""))
+	} else {
+		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) *translate.Node {
+			return s.requestPaths(req, apiVersion, kind)
+		})
+	}
+	done()
+	if err != nil {
+		return err
+	}
+	body.SetRequest(r, outType, out)
+	return nil
+}
+
+// requestPaths returns the group-carrying paths of a request body: for an object or status of a mapped
+// kind, those of the routed kind the object's own apiVersion and kind name (the backend answers a mismatch
+// with the path as kube-apiserver would), else of the request's route; for anything else (a built-in
+// resource, the scale subresource's autoscaling/v1 Scale) body.RequestPaths. apiVersion and kind are the
+// body's, empty for a patch.
+func (s *server) requestPaths(req classify.Request, apiVersion, kind string) *translate.Node {
+	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
+		return body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
+	}
+	if route, ok := s.bodies.RouteOf(apiVersion, kind); ok {
+		return route.Paths
+	}
+	return req.Route.Paths
+}
+
+// rewrite points the outbound request at the backend, at the path classification chose (the private
+// group for a mapped resource). The query is kept as it is; the Host header becomes the backend's;
+// client-provided X-Forwarded-* and Forwarded headers were removed by ReverseProxy.
+func (s *server) rewrite(pr *httputil.ProxyRequest) {
+	ex := exchangeFrom(pr.In.Context())
+	out := pr.Out
+	out.URL.Scheme, out.URL.Host = s.backend.Scheme, s.backend.Host
+	if s.backend.Path != "" || ex.req.BackendPath != pr.In.URL.Path {
+		out.URL.Path = joinPath(s.backend.Path, ex.req.BackendPath)
+		out.URL.RawPath = ""
+	}
+	out.Host = ""
+}
+
+// translateQuery translates the query parameters of a resource request that can name a group: the
+// fieldSelector of a list, watch or deletecollection of a resource that selects on a group-carrying
+// field (Events by involvedObject.apiVersion). The error is an API status.
+func translateQuery(r *http.Request, req classify.Request) error {
+	switch req.Verb {
+	case "list", "watch", "deletecollection":
+	default:
+		return nil
+	}
+	q := r.URL.Query()
+	selector := q.Get("fieldSelector")
+	if selector == "" {
+		return nil
+	}
+	out, err := body.FieldSelector(translate.ToPrivate, schema.GroupResource{Group: req.Group, Resource: req.Resource}, selector)
+	if err != nil || out == selector {
+		return err
+	}
+	q.Set("fieldSelector", out)
+	r.URL.RawQuery = q.Encode()
+	return nil
+}
