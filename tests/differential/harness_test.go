@@ -253,7 +253,8 @@ func compare(t *testing.T, st *state, what string, r request, ex [2]exchange) {
 	switch {
 	case len(diffs) == 0:
 	case known:
-		t.Logf("KNOWN PROXY DEFECT %s (%s: %s): %s %s:\n%s", what, pattern, knownProxyDefects[pattern], r.method, r.path, strings.Join(diffs, "\n"))
+		t.Logf("KNOWN PROXY DEFECT %s (%s: %s): %s %s:\n%s\nrequest body: %s", what, pattern, knownProxyDefects[pattern], r.method, r.path,
+			strings.Join(diffs, "\n"), truncate(r.body, 2000))
 	default:
 		t.Errorf("%s: %s %s: the proxy's answer differs from the apiserver's:\n%s\nrequest body: %s", what, r.method, r.path,
 			strings.Join(diffs, "\n"), truncate(r.body, 2000))
