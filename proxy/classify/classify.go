@@ -88,6 +88,10 @@ type Request struct {
 	// verb, a log, exec, attach, port-forward or proxy subresource (upgrade headers play no part, as in
 	// k8s.io/apiserver's BasicLongRunningRequestCheck).
 	LongRunning bool
+	// Connect is true for a connect subresource of the core group (connectSubresources: a pod's attach,
+	// exec, portforward or proxy, a service's or node's proxy): its bodies and answers are the bytes of
+	// whatever it reaches, never API objects.
+	Connect bool
 	// WebSocket is true for a watch that asks to be served over a websocket (Upgrade: websocket, as
 	// k8s.io/apimachinery's wsstream.IsWebSocketRequest tells): kube-apiserver then sends each event as one
 	// websocket message (k8s.io/apiserver/pkg/endpoints/handlers/watch.go). Its upgrade headers are
@@ -185,6 +189,7 @@ func (c *Classifier) Classify(r *http.Request) Request {
 		BackendPath: r.URL.Path,
 	}
 	req.LongRunning = req.IsResource && (longRunningVerbs.Has(req.Verb) || longRunningSubresources.Has(req.Subresource))
+	req.Connect = req.IsResource && req.Group == "" && connectSubresources[req.Resource].Has(req.Subresource)
 	req.WebSocket = req.Watch && req.IsResource && wsstream.IsWebSocketRequest(r)
 
 	if group, ok := uncleanIntoMappedGroup(r.URL.Path); ok {
@@ -216,7 +221,9 @@ func (c *Classifier) Classify(r *http.Request) Request {
 // mapped classifies a resource request of a mapped upstream group.
 func (c *Classifier) mapped(r *http.Request, req Request) Request {
 	route, ok := c.table.ByUpstream(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})
-	if !ok {
+	if !ok || route.Unserved {
+		// A version upstream keeps but does not serve (CAPA's v1beta1) is not served through the proxy
+		// either, whatever the backend's CRD says.
 		req.Class = Unrouted
 		return req
 	}

@@ -79,13 +79,13 @@ func TestClassify(t *testing.T) {
 		{"exec upgrade", "POST", "/api/v1/namespaces/ns/pods/p/exec?command=sh",
 			http.Header{"Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"}},
 			Request{Class: Upgrade, Version: "v1", Resource: "pods", Subresource: "exec", Namespace: "ns", Name: "p",
-				Verb: "create", IsResource: true, LongRunning: true, BackendPath: "/api/v1/namespaces/ns/pods/p/exec"}},
+				Verb: "create", IsResource: true, LongRunning: true, Connect: true, BackendPath: "/api/v1/namespaces/ns/pods/p/exec"}},
 		{"follow logs", "GET", "/api/v1/namespaces/ns/pods/p/log?follow=true", nil, Request{Class: Other, Version: "v1",
 			Resource: "pods", Subresource: "log", Namespace: "ns", Name: "p", Verb: "get", IsResource: true, LongRunning: true,
 			BackendPath: "/api/v1/namespaces/ns/pods/p/log"}},
 		{"service proxy", "POST", "/api/v1/namespaces/ns/services/s/proxy/x", nil, Request{Class: Other, Version: "v1",
 			Resource: "services", Subresource: "proxy", Namespace: "ns", Name: "s", Verb: "create", IsResource: true,
-			LongRunning: true, BackendPath: "/api/v1/namespaces/ns/services/s/proxy/x"}},
+			LongRunning: true, Connect: true, BackendPath: "/api/v1/namespaces/ns/services/s/proxy/x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(tc.method, tc.target, nil)

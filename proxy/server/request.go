@@ -18,9 +18,16 @@ import (
 // The request stage: what the proxy does to a request before it forwards it.
 
 // serveResource serves a Mapped or Other request: its query and body translated to the private groups, it
-// is forwarded, and its answer translated back (translateResponse, called by modifyResponse).
+// is forwarded, and its answer translated back (translateResponse, called by modifyResponse). A connect
+// subresource is forwarded as it is.
 func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	req := ex.req
+	if req.Connect {
+		// A pod's, service's or node's proxy, exec or attach without an upgrade: the bytes of whatever it
+		// reaches, both ways.
+		s.proxy.ServeHTTP(w, r)
+		return
+	}
 	if req.IsResource {
 		s.prepareResource(r, ex)
 	}

@@ -805,3 +805,24 @@ func TestTableAndMetadataAccept(t *testing.T) {
 		t.Errorf("backend got Accept %q", a)
 	}
 }
+
+// TestConnectSubresourcesUntouched: what a pod's or service's proxy answers is not an API object, even in
+// JSON naming a private group; it reaches the client as the backend sent it, and so does the request.
+func TestConnectSubresourcesUntouched(t *testing.T) {
+	const answer = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	})
+	p := newProxy(t, b.URL)
+	const sent = `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`
+	for _, path := range []string{"/api/v1/namespaces/ns/services/s/proxy/x", "/api/v1/namespaces/ns/pods/p/proxy/x", "/api/v1/nodes/n/proxy/stats/summary"} {
+		resp, data := do(t, "POST", p.URL+path, sent, http.Header{"Content-Type": {"application/json"}})
+		if resp.StatusCode != http.StatusOK || string(data) != answer {
+			t.Errorf("POST %s: %d %s, want the backend's answer as it is", path, resp.StatusCode, data)
+		}
+		if got := b.last(t); string(got.Body) != sent {
+			t.Errorf("POST %s: the backend got %s, want the request as it is", path, got.Body)
+		}
+	}
+}
