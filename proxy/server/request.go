@@ -1,11 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
@@ -98,8 +101,11 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	if req.Verb == "patch" {
 		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, "", ""))
 	} else {
-		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) *translate.Node {
-			return s.requestPaths(req, apiVersion, kind)
+		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) (*translate.Node, error) {
+			if err := privateAPIVersion(req, apiVersion); err != nil {
+				return nil, err
+			}
+			return s.requestPaths(req, apiVersion, kind), nil
 		})
 	}
 	done()
@@ -108,6 +114,25 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	}
 	body.SetRequest(r, outType, out)
 	return nil
+}
+
+// privateAPIVersion refuses the object of a create or update of a mapped kind whose apiVersion names a
+// private group, as kube-apiserver refuses an object of another group than its path's (through the proxy
+// the private groups do not exist, and the path the proxy sends is in the private group, where the
+// backend would take it).
+func privateAPIVersion(req classify.Request, apiVersion string) error {
+	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil
+	}
+	if _, private := upstream.UpstreamGroup(gv.Group); !private {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+		apiVersion, schema.GroupVersion{Group: req.Group, Version: req.Version}))
 }
 
 // requestPaths returns the group-carrying paths of a request body: for an object or status of a mapped
