@@ -6,6 +6,7 @@ import (
 	"net/http/httputil"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
@@ -44,6 +45,35 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		return
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
+	s.proxy.ServeHTTP(w, r)
+}
+
+// serveUnrouted serves what no route serves in a mapped group at the same path in the private group, where
+// nothing serves it either, so that the client gets the backend's own answer: its 404 (or its 403 for a
+// client that may not ask), with every header kube-apiserver sets. Nothing can change there: a write is
+// sent as a dry run, and should the backend answer with anything but an error (a private CRD that serves
+// what upstream does not), the client gets kube-apiserver's 404 instead.
+func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		q := r.URL.Query()
+		q.Set("dryRun", metav1.DryRunAll)
+		r.URL.RawQuery = q.Encode()
+	}
+	ex.respond = s.recordFailure(ex, func(resp *http.Response) error {
+		if resp.StatusCode < http.StatusBadRequest {
+			_ = resp.Body.Close()
+			notFound(resp)
+			return nil
+		}
+		status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+		if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+			return nil
+		}
+		if err := gunzip(resp); err != nil {
+			return err
+		}
+		return replaceBody(resp, s.bodies.Upstream)
+	})
 	s.proxy.ServeHTTP(w, r)
 }
 
