@@ -196,22 +196,20 @@ func unquote(lit []byte) (string, error) {
 	return s, nil
 }
 
-// appendString appends s as a JSON string without HTML escaping, as kube-apiserver encodes.
+// appendString appends s as a JSON string as kube-apiserver encodes strings (encoding/json, which also
+// escapes '<', '>' and '&'; group names never hold them).
 func appendString(dst []byte, s string) []byte {
 	plain := utf8.ValidString(s)
 	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= 0x20 && s[i] != '"' && s[i] != '\\'
+		plain = s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' && s[i] != '<' && s[i] != '>' && s[i] != '&'
 	}
 	if plain {
 		dst = append(dst, '"')
 		dst = append(dst, s...)
 		return append(dst, '"')
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+	encoded, _ := json.Marshal(s) // a string always encodes
+	return append(dst, encoded...)
 }
 
 // valueEnd returns the offset just after the JSON value starting at i (no leading whitespace) of a

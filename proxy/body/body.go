@@ -185,7 +185,7 @@ func cells(raw json.RawMessage) (json.RawMessage, error) {
 			return cell, nil
 		}
 		if replaced := groupnames.Replace(translate.ToUpstream, text); replaced != text {
-			return jsonx.Encode(replaced)
+			return json.Marshal(replaced) // escaped as kube-apiserver escapes strings, see status.Translate
 		}
 		return cell, nil
 	})

@@ -68,7 +68,7 @@ func FuzzPrivate(f *testing.F) {
 	f.Add(uint(0), []byte(``))
 	f.Fuzz(func(t *testing.T, i uint, data []byte) {
 		r := route(i)
-		out, _, err := body.ObjectToPrivate(body.JSON, data, func(_, _ string) *translate.Node { return r.Paths })
+		out, _, err := body.ObjectToPrivate(body.JSON, data, func(_, _ string) (*translate.Node, error) { return r.Paths, nil })
 		if err != nil {
 			t.Fatalf("ObjectToPrivate(%s, %q): %v", r.Upstream, data, err)
 		}

@@ -50,8 +50,9 @@ func SetRequest(r *http.Request, contentType string, data []byte) {
 // ApplyPatchCBOR is the media type of server-side apply patches in CBOR.
 const ApplyPatchCBOR = "application/apply-patch+cbor"
 
-// PathsOf returns the group-carrying paths of an object of the given apiVersion and kind.
-type PathsOf func(apiVersion, kind string) *translate.Node
+// PathsOf returns the group-carrying paths of an object of the given apiVersion and kind (as the body
+// says them, empty where it does not), or an API status error for an object the proxy must refuse.
+type PathsOf func(apiVersion, kind string) (*translate.Node, error)
 
 // ObjectToPrivate translates the body of a create or an update (of an object or its status) to the
 // private groups, decoding it as kube-apiserver decodes the media type of contentType (JSON when it is
@@ -66,8 +67,8 @@ type PathsOf func(apiVersion, kind string) *translate.Node
 // It returns the body to forward and its Content-Type: data and contentType themselves when nothing
 // needed translating, or when the body cannot be parsed or has a media type that carries no object the
 // proxy knows (the backend then answers with its own error: 400, 415, ...); else the translation. The
-// error is an API status for a body that names a mapped group but cannot be translated: 415 for protobuf
-// the proxy cannot decode.
+// error is an API status: pathsOf's, or 415 for protobuf naming a mapped group that the proxy cannot
+// decode.
 func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var j []byte
@@ -80,7 +81,7 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, 
 			return data, contentType, nil
 		}
 	case CBOR:
-		return cborToPrivate(contentType, data, func(v map[string]any) *translate.Node {
+		return cborToPrivate(contentType, data, func(v map[string]any) (*translate.Node, error) {
 			apiVersion, _ := v["apiVersion"].(string)
 			kind, _ := v["kind"].(string)
 			return pathsOf(apiVersion, kind)
@@ -96,10 +97,14 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, 
 	default:
 		return data, contentType, nil
 	}
+	paths, err := pathsOf(typeMeta(j))
+	if err != nil {
+		return nil, "", err
+	}
 	if !groupnames.Mentions(translate.ToPrivate, j) {
 		return data, contentType, nil
 	}
-	out, err := translate.ToPrivate.Rewrite(pathsOf(typeMeta(j)), j)
+	out, err := translate.ToPrivate.Rewrite(paths, j)
 	if err != nil || bytes.Equal(out, j) {
 		return data, contentType, nil
 	}
@@ -119,7 +124,7 @@ func typeMeta(object []byte) (apiVersion, kind string) {
 // cborToPrivate translates a CBOR body along the tree pathsOf returns for its decoded value: decoded and
 // encoded again with apimachinery's CBOR library (the apiserver's), so that it stays CBOR. A body that does
 // not decode to one map, or in which nothing changes, is returned as it is.
-func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any) *translate.Node) ([]byte, string, error) {
+func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any) (*translate.Node, error)) ([]byte, string, error) {
 	var v any
 	if err := cbordirect.Unmarshal(data, &v); err != nil {
 		return data, contentType, nil
@@ -132,7 +137,11 @@ func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any)
 	if err != nil {
 		return data, contentType, nil
 	}
-	translate.ToPrivate.JSON(pathsOf(object), object)
+	paths, err := pathsOf(object)
+	if err != nil {
+		return nil, "", err
+	}
+	translate.ToPrivate.JSON(paths, object)
 	out, err := cbordirect.Marshal(object)
 	if err != nil || bytes.Equal(out, before) {
 		return data, contentType, nil
@@ -173,7 +182,7 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 			}
 		}
 	case ApplyPatchCBOR:
-		return cborToPrivate(contentType, data, func(map[string]any) *translate.Node { return n })
+		return cborToPrivate(contentType, data, func(map[string]any) (*translate.Node, error) { return n, nil })
 	default:
 		return data, contentType, nil
 	}

@@ -32,11 +32,11 @@ func cborOf(t *testing.T, j string) string {
 func TestObjectToPrivate(t *testing.T) {
 	tr := New(fakeroutes.Table())
 	route, _ := tr.table.ByUpstream(fakeroutes.MachinesV1beta2)
-	pathsOf := func(apiVersion, kind string) *translate.Node {
+	pathsOf := func(apiVersion, kind string) (*translate.Node, error) {
 		if r, ok := tr.RouteOf(apiVersion, kind); ok {
-			return r.Paths
+			return r.Paths, nil
 		}
-		return route.Paths
+		return route.Paths, nil
 	}
 	const owner = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
 	const ownerPrivate = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
@@ -109,7 +109,7 @@ func TestObjectToPrivate(t *testing.T) {
 }
 
 // metadataOnly is the pathsOf of any object without a route.
-func metadataOnly(_, _ string) *translate.Node { return objectPaths }
+func metadataOnly(_, _ string) (*translate.Node, error) { return objectPaths, nil }
 
 // TestPatchToPrivate: patches are read as the apiserver reads them, keys exactly, and a JSON patch that
 // would store a value in the other group's terms is refused.

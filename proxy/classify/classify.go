@@ -33,10 +33,13 @@ const (
 	// Mapped is a resource request of an upstream group with a route: the path is rewritten to the private
 	// group and bodies are translated.
 	Mapped
-	// Unrouted is a resource request of a mapped upstream group that no route serves (an unknown resource
-	// or version), and any request whose path has "." or ".." segments or doubled slashes and would
-	// address a mapped upstream group once cleaned. The proxy answers 404 itself: forwarding it unchanged
-	// would reach the backend's own copy of the upstream group, which the proxy's clients must never see.
+	// Unrouted is a request of a mapped upstream group that no route serves (an unknown resource or
+	// version, or a version upstream does not serve), and any request whose path has "." or ".." segments
+	// or doubled slashes and would address a mapped upstream group once cleaned. Forwarding it unchanged
+	// would reach the backend's own copy of the upstream group, which the proxy's clients must never see:
+	// where its path names the group plainly, BackendPath is the same path in the private group, where
+	// nothing serves it either, so that the backend answers its own 404 (or 403); otherwise the proxy
+	// answers 404 itself.
 	Unrouted
 	// Discovery is /apis, /apis/<mapped upstream group> or /apis/<mapped upstream group>/<version>.
 	Discovery
@@ -223,8 +226,12 @@ func (c *Classifier) mapped(r *http.Request, req Request) Request {
 	route, ok := c.table.ByUpstream(schema.GroupVersionResource{Group: req.Group, Version: req.Version, Resource: req.Resource})
 	if !ok || route.Unserved {
 		// A version upstream keeps but does not serve (CAPA's v1beta1) is not served through the proxy
-		// either, whatever the backend's CRD says.
+		// either.
 		req.Class = Unrouted
+		privateGroup, _ := upstream.PrivateGroup(req.Group)
+		if path, ok := toPrivatePath(r.URL.Path, req.Group, privateGroup); ok {
+			req.BackendPath = path
+		}
 		return req
 	}
 	path, ok := toPrivatePath(r.URL.Path, req.Group, route.Private.Group)
@@ -267,7 +274,11 @@ func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Requ
 	}
 	req.Group, req.Class = group, Unrouted
 	path, ok := toPrivatePath(r.URL.Path, group, privateGroup)
-	if !parsed || !ok || len(parts) > 3 {
+	if !parsed || !ok {
+		return req
+	}
+	req.BackendPath = path
+	if len(parts) > 3 {
 		return req
 	}
 	switch len(parts) {

@@ -52,12 +52,12 @@ func TestClassify(t *testing.T) {
 
 		{"unknown resource of a mapped group", "GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets", nil,
 			Request{Class: Unrouted, Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "widgets", Namespace: "ns",
-				Verb: "list", IsResource: true, BackendPath: "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets"}},
+				Verb: "list", IsResource: true, BackendPath: "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/ns/widgets"}},
 		{"unknown version of a mapped group", "GET", "/apis/cluster.x-k8s.io/v1alpha4", nil,
 			Request{Class: Unrouted, Group: "cluster.x-k8s.io", Version: "v1alpha4", Verb: "get",
-				BackendPath: "/apis/cluster.x-k8s.io/v1alpha4"}},
+				BackendPath: "/apis/cluster.hypershift.openshift.io/v1alpha4"}},
 		{"mapped group without routes", "GET", "/apis/ipam.cluster.x-k8s.io", nil,
-			Request{Class: Unrouted, Group: "ipam.cluster.x-k8s.io", Verb: "get", BackendPath: "/apis/ipam.cluster.x-k8s.io"}},
+			Request{Class: Unrouted, Group: "ipam.cluster.x-k8s.io", Verb: "get", BackendPath: "/apis/ipam.cluster.hypershift.openshift.io"}},
 		{"unparsable watch path in a mapped group", "GET", "/apis/cluster.x-k8s.io/v1beta2/watch", nil,
 			Request{Class: Unrouted, Group: "cluster.x-k8s.io", Version: "v1beta2", Verb: "get", BackendPath: "/apis/cluster.x-k8s.io/v1beta2/watch"}},
 

@@ -32,9 +32,11 @@ func acceptsGzip(h http.Header) bool {
 }
 
 // compress gzips a translated response for a client that accepts gzip, as kube-apiserver does for a body
-// larger than gzipThreshold. A streamed list (its length unknown) is gzip'ed as it streams, flushed after
-// every chunk the translation hands on, so that the client still gets its first items early. A body that
-// is already encoded, or a response without one, is left alone.
+// larger than gzipThreshold. A streamed list (its length unknown) is held back until it is known to be
+// larger than gzipThreshold, as kube-apiserver's deferred response writer does (a shorter one goes
+// uncompressed, with its length and without "Vary: Accept-Encoding"), and from then on gzip'ed as it
+// streams, flushed after every chunk the translation hands on. A body that is already encoded, or a
+// response without one, is left alone.
 func compress(resp *http.Response) error {
 	if resp.Header.Get("Content-Encoding") != "" || resp.Body == nil || resp.Body == http.NoBody ||
 		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
@@ -61,6 +63,21 @@ func compress(resp *http.Response) error {
 	}
 
 	src := resp.Body
+	head := make([]byte, gzipThreshold+1)
+	n, err := io.ReadFull(src, head)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		// The whole body, no larger than the threshold: sent as it is.
+		_ = src.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(head[:n]))
+		resp.ContentLength = int64(n)
+		resp.Header.Set("Content-Length", strconv.Itoa(n))
+		return nil
+	case err != nil:
+		_ = src.Close()
+		return apierrors.NewInternalError(fmt.Errorf("reading the translated response: %w", err))
+	}
+	src = &readCloser{Reader: io.MultiReader(bytes.NewReader(head), src), close: src.Close}
 	pr, pw := io.Pipe()
 	go func() {
 		defer src.Close()

@@ -20,6 +20,12 @@ func TestGzipToClient(t *testing.T) {
 			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"big","annotations":{"p":%q}}}`, padding)
 		case strings.HasSuffix(r.URL.Path, "/small"):
 			io.WriteString(w, privateMachine)
+		case r.URL.Query().Get("limit") == "big":
+			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{},"items":[%s`, privateMachine)
+			for range 2000 {
+				fmt.Fprintf(w, ",%s", privateMachine)
+			}
+			io.WriteString(w, "]}")
 		default:
 			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{},"items":[%s]}`, privateMachine)
 		}
@@ -59,7 +65,10 @@ func TestGzipToClient(t *testing.T) {
 		{"/big", "", false},
 		{"/big", "deflate, gzip", true},
 		{"/small", "gzip", false},
-		{"", "gzip", true}, // a streamed list: its length is not known beforehand
+		// A streamed list (its length not known beforehand) is gzip'ed once it is known to be larger than
+		// the threshold, as kube-apiserver's deferred response writer does.
+		{"", "gzip", false},
+		{"?limit=big", "gzip", true},
 		{"", "", false},
 	} {
 		resp, data := get(tc.path, tc.acceptEncoding)
@@ -69,7 +78,10 @@ func TestGzipToClient(t *testing.T) {
 		if strings.Contains(data, "hypershift") || !strings.Contains(data, "cluster.x-k8s.io/v1beta2") {
 			t.Errorf("%q: not translated: %.200s", tc.path, data)
 		}
-		if cl := resp.ContentLength; tc.path != "" && !tc.gzipped && cl != int64(len(data)) {
+		if gz, vary := tc.gzipped, resp.Header.Get("Vary") == "Accept-Encoding"; gz != vary {
+			t.Errorf("%q: Vary %q", tc.path, resp.Header.Values("Vary"))
+		}
+		if cl := resp.ContentLength; !tc.gzipped && (tc.path != "" || tc.acceptEncoding != "") && cl != int64(len(data)) {
 			t.Errorf("%q: Content-Length %d for %d bytes", tc.path, cl, len(data))
 		}
 	}

@@ -57,17 +57,19 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 	})
 }
 
-// withUnrouted answers a request of a mapped group that no route serves, and any request of a private
-// group, with 404 as kube-apiserver answers a group, version or resource it does not serve (through the
-// proxy the private groups do not exist), and a request whose target is not a path ("GET a:b HTTP/1.1",
-// which the HTTP server lets through) with 400.
+// withUnrouted answers a request of a private group, and one of a mapped group that no route serves and
+// whose path does not name its group plainly, with 404 as kube-apiserver answers a group, version or
+// resource it does not serve (through the proxy the private groups do not exist), and a request whose
+// target is not a path ("GET a:b HTTP/1.1", which the HTTP server lets through) with 400. Any other
+// Unrouted request goes on, to be answered by the backend (serveUnrouted).
 func withUnrouted(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Opaque != "" || !strings.HasPrefix(r.URL.Path, "/") {
 			status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("the request target %q is not a path", r.RequestURI)))
 			return
 		}
-		if c := exchangeFrom(r.Context()).req.Class; c == classify.Unrouted || c == classify.Private {
+		req := exchangeFrom(r.Context()).req
+		if req.Class == classify.Private || req.Class == classify.Unrouted && req.BackendPath == r.URL.Path {
 			status.NotFound(w, r)
 			return
 		}

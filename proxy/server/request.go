@@ -1,11 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
@@ -41,6 +45,35 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		return
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
+	s.proxy.ServeHTTP(w, r)
+}
+
+// serveUnrouted serves what no route serves in a mapped group at the same path in the private group, where
+// nothing serves it either, so that the client gets the backend's own answer: its 404 (or its 403 for a
+// client that may not ask), with every header kube-apiserver sets. Nothing can change there: a write is
+// sent as a dry run, and should the backend answer with anything but an error (a private CRD that serves
+// what upstream does not), the client gets kube-apiserver's 404 instead.
+func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		q := r.URL.Query()
+		q.Set("dryRun", metav1.DryRunAll)
+		r.URL.RawQuery = q.Encode()
+	}
+	ex.respond = s.recordFailure(ex, func(resp *http.Response) error {
+		if resp.StatusCode < http.StatusBadRequest {
+			_ = resp.Body.Close()
+			notFound(resp)
+			return nil
+		}
+		status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+		if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+			return nil
+		}
+		if err := gunzip(resp); err != nil {
+			return err
+		}
+		return replaceBody(resp, s.bodies.Upstream)
+	})
 	s.proxy.ServeHTTP(w, r)
 }
 
@@ -98,8 +131,11 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	if req.Verb == "patch" {
 		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, "", ""))
 	} else {
-		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) *translate.Node {
-			return s.requestPaths(req, apiVersion, kind)
+		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) (*translate.Node, error) {
+			if err := privateAPIVersion(req, apiVersion); err != nil {
+				return nil, err
+			}
+			return s.requestPaths(req, apiVersion, kind), nil
 		})
 	}
 	done()
@@ -108,6 +144,25 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	}
 	body.SetRequest(r, outType, out)
 	return nil
+}
+
+// privateAPIVersion refuses the object of a create or update of a mapped kind whose apiVersion names a
+// private group, as kube-apiserver refuses an object of another group than its path's (through the proxy
+// the private groups do not exist, and the path the proxy sends is in the private group, where the
+// backend would take it).
+func privateAPIVersion(req classify.Request, apiVersion string) error {
+	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil
+	}
+	if _, private := upstream.UpstreamGroup(gv.Group); !private {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+		apiVersion, schema.GroupVersion{Group: req.Group, Version: req.Version}))
 }
 
 // requestPaths returns the group-carrying paths of a request body: for an object or status of a mapped

@@ -237,3 +237,21 @@ func modifyResponse(resp *http.Response) error {
 	}
 	return nil
 }
+
+// notFound turns resp into kube-apiserver's answer for a path it does not serve (status.NotFound).
+func notFound(resp *http.Response) {
+	const text = "404 page not found\n"
+	resp.StatusCode, resp.Status = http.StatusNotFound, "404 Not Found"
+	h := http.Header{}
+	for _, name := range []string{"Audit-Id", "Cache-Control", "X-Kubernetes-Pf-Flowschema-Uid", "X-Kubernetes-Pf-Prioritylevel-Uid", "Date"} {
+		if v := resp.Header.Values(name); v != nil {
+			h[name] = v
+		}
+	}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(text)))
+	resp.Header = h
+	resp.Body = io.NopCloser(strings.NewReader(text))
+	resp.ContentLength = int64(len(text))
+}

@@ -227,7 +227,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case classify.CRD:
 		s.prepareResource(r, ex)
 		s.serveCRD(w, r, ex)
-	default: // Mapped and Other; Unrouted, Private and Upgrade were answered by the filters.
+	case classify.Unrouted:
+		s.serveUnrouted(w, r, ex)
+	default: // Mapped and Other; Private and Upgrade were answered by the filters.
 		s.serveResource(w, r, ex)
 	}
 }

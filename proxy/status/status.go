@@ -87,7 +87,9 @@ func mapString(raw json.RawMessage, fn func(string) string) (json.RawMessage, er
 	if t == s {
 		return raw, nil
 	}
-	return jsonx.Encode(t)
+	// Encoded as kube-apiserver encodes strings (encoding/json, which escapes '<', '>' and '&'), so that
+	// a message reads byte for byte as the apiserver's ("Invalid value: \u003cnil\u003e").
+	return json.Marshal(t)
 }
 
 func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }

@@ -168,7 +168,7 @@ func upstreamMachineJSON(b *testing.B, pad int) []byte {
 // path-directed rewrite of the route's group-carrying values to the private groups, every other byte kept.
 func benchmarkRequestRewrite(b *testing.B, pad int) {
 	r, data := route(b), upstreamMachineJSON(b, pad)
-	pathsOf := func(_, _ string) *translate.Node { return r.Paths }
+	pathsOf := func(_, _ string) (*translate.Node, error) { return r.Paths, nil }
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
