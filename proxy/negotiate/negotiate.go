@@ -42,14 +42,13 @@ const (
 	Discovery
 )
 
-// serializers are kube-apiserver's media types, in its order of preference (the one "*/*" gets first).
-// CBOR is included whatever the backend's CBORServingAndStorage feature gate says: a range the backend
-// might serve in CBOR must be asked for in JSON.
+// serializers are kube-apiserver's media types, in its order of preference (the one "*/*" gets first),
+// with its default feature gates (CBORServingAndStorage is off through v1.34: it serves no CBOR, and
+// answers a client that accepts only CBOR with 406).
 var serializers = []runtime.SerializerInfo{
 	{MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json", StreamSerializer: &runtime.StreamSerializerInfo{}},
 	{MediaType: "application/yaml", MediaTypeType: "application", MediaTypeSubType: "yaml"},
 	{MediaType: "application/vnd.kubernetes.protobuf", MediaTypeType: "application", MediaTypeSubType: "vnd.kubernetes.protobuf", StreamSerializer: &runtime.StreamSerializerInfo{}},
-	{MediaType: "application/cbor", MediaTypeType: "application", MediaTypeSubType: "cbor", StreamSerializer: &runtime.StreamSerializerInfo{}},
 }
 
 // restrictions are kube-apiserver's negotiation.EndpointRestrictions of an Endpoint, or a superset of
@@ -171,6 +170,17 @@ func refused(values []string) string {
 		return notAcceptable
 	}
 	return strings.Join(out, ",")
+}
+
+// AnswersYAML reports whether kube-apiserver at endpoint e answers a request with these Accept values in
+// YAML (the range it picks is application/yaml): the proxy then asks for JSON (Accept) and writes the
+// translation as kube-apiserver writes YAML, the YAML form of its JSON (sigs.k8s.io/yaml.JSONToYAML).
+func AnswersYAML(values []string, e Endpoint) bool {
+	if len(values) == 0 {
+		return false
+	}
+	options, ok := negotiation.NegotiateMediaTypeOptions(strings.Join(values, ","), serializers, restrictions(e))
+	return ok && options.Accepted.MediaType == "application/yaml"
 }
 
 // Narrow sets the Accept header to Accept of its values (see there), and leaves a header without Accept

@@ -32,6 +32,9 @@ type exchange struct {
 	// gzip is set when the client accepts a gzip'ed answer (the proxy asks the backend for gzip itself and
 	// decompresses it to translate).
 	gzip bool
+	// yaml is set when kube-apiserver would answer the client in YAML (negotiate.AnswersYAML): the proxy
+	// asks for JSON and writes the translation in YAML.
+	yaml bool
 }
 
 type exchangeKey struct{}

@@ -81,7 +81,8 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // cannot be translated: Accept is narrowed to JSON, keeping the shape asked for (as=Table,
 // PartialObjectMetadata, ...); when the backend can serve no range, it answers its own 406
 // (negotiate.Narrow). This holds for every resource, since any object's ownerReferences may point at a
-// mapped group (a Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type. The
+// mapped group (a Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type. An
+// answer kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
 // transport negotiates gzip with the backend and decompresses it before translation; the translation is
 // compressed for the client again if it is large (compress.go).
 func (s *server) prepareResource(r *http.Request, ex *exchange) {
@@ -89,6 +90,7 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	if ex.req.Class == classify.Mapped {
 		endpoint = negotiate.CustomResource
 	}
+	ex.yaml = !ex.req.Watch && negotiate.AnswersYAML(r.Header.Values("Accept"), endpoint)
 	negotiate.Narrow(r.Header, endpoint)
 	ex.gzip = acceptsGzip(r.Header)
 	r.Header.Del("Accept-Encoding")

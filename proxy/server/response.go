@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
 )
 
 // streamBufferSize is how much translated output is gathered before it is handed on. Watches flush after
@@ -166,6 +167,21 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	}
 	upstream = s.timed(req, upstream)
 	statusUpstream := s.timed(req, s.bodies.Upstream)
+	if ex.yaml {
+		// Whole documents (a list too), written as kube-apiserver writes YAML: the YAML form of its JSON.
+		translate := upstream
+		if resp.StatusCode >= http.StatusMultipleChoices {
+			translate = statusUpstream
+		}
+		resp.Header.Set("Content-Type", "application/yaml")
+		return replaceBody(resp, func(data []byte) ([]byte, error) {
+			out, err := translate(data)
+			if err != nil {
+				return nil, err
+			}
+			return yaml.JSONToYAML(out)
+		})
+	}
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
 		Object:     upstream,

@@ -24,6 +24,7 @@ import (
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
@@ -892,6 +893,37 @@ func TestUnroutedAnsweredByTheBackend(t *testing.T) {
 		}
 		if got := b.last(t); got.Path != tc.backendPath || got.RawQuery != tc.backendQuery {
 			t.Errorf("%s %s: the backend got %s?%s", tc.method, tc.path, got.Path, got.RawQuery)
+		}
+	}
+}
+
+// TestYAMLAnswers: an answer kube-apiserver would write in YAML is asked for in JSON, translated, and
+// written as kube-apiserver writes YAML (the YAML form of its JSON), errors included.
+func TestYAMLAnswers(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get("Accept"); a != "application/json" {
+			t.Errorf("the backend got Accept %q", a)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/missing") {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"machines.cluster.hypershift.openshift.io \"missing\" not found","reason":"NotFound","details":{"name":"missing","group":"cluster.hypershift.openshift.io","kind":"machines"},"code":404}`)
+			return
+		}
+		io.WriteString(w, privateMachine)
+	})
+	p := newProxy(t, b.URL)
+	for path, want := range map[string]string{
+		"/m1":      upstreamMachine,
+		"/missing": `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"machines.cluster.x-k8s.io \"missing\" not found","reason":"NotFound","details":{"name":"missing","group":"cluster.x-k8s.io","kind":"machines"},"code":404}`,
+	} {
+		resp, data := do(t, "GET", p.URL+upstreamMachines+path, "", http.Header{"Accept": {"application/yaml"}})
+		wantYAML, err := yaml.JSONToYAML([]byte(want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Header.Get("Content-Type") != "application/yaml" || string(data) != string(wantYAML) {
+			t.Errorf("GET %s in YAML: %s\n%s\nwant\n%s", path, resp.Header.Get("Content-Type"), data, wantYAML)
 		}
 	}
 }
