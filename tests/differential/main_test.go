@@ -70,9 +70,9 @@ func setup(ctx context.Context, e *framework.Env) error {
 	if err != nil {
 		return err
 	}
-	agent, err := filepath.Glob(filepath.Join("testdata", "agent-crds", "*.yaml"))
+	agent, err := filepath.Glob(filepath.Join("..", "testdata", "agent-crds", "*.yaml"))
 	if err != nil || len(agent) == 0 {
-		return fmt.Errorf("no Agent CRDs in testdata/agent-crds: %v", err)
+		return fmt.Errorf("no Agent CRDs in tests/testdata/agent-crds: %v", err)
 	}
 	published, err := framework.ReadCRDs(append(files, agent...)...)
 	if err != nil {
