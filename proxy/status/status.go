@@ -119,7 +119,11 @@ func Write(w http.ResponseWriter, err error) {
 	h.Del("Content-Encoding")
 	h.Del("ETag")
 	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
+	if s.Code == http.StatusForbidden {
+		// kube-apiserver's Forbidden writer sets it (responsewriters.Forbidden); the Status of a refused
+		// request body or of a handler's error goes without it.
+		h.Set("X-Content-Type-Options", "nosniff")
+	}
 	setCacheControl(h)
 	w.WriteHeader(int(s.Code))
 	_, _ = w.Write(append(body, '\n'))
