@@ -8,10 +8,8 @@ package conformance
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -23,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -199,46 +198,13 @@ func privateTwin(t *testing.T, up crdFile) apiextensionsv1.CustomResourceDefinit
 	return twin
 }
 
-// moduleCRDFiles returns the published CRD files of every module that holds a mirrored package: the
-// YAML files of each .../crd/bases directory in the module, except those of test, internal and cmd
-// trees: CAPI's docker test provider, clusterctl's own inventory and metadata kinds (group
-// clusterctl.cluster.x-k8s.io, which HyperShift does not install), CAPV's integration-test fixtures.
+// moduleCRDFiles returns the published CRD files of every module that holds a mirrored package
+// (framework.MirroredModuleCRDFiles).
 func moduleCRDFiles(t *testing.T) []string {
 	t.Helper()
-	var paths []string
-	for _, p := range upstream.Packages {
-		if !strings.HasPrefix(p.Path, "github.com/openshift/hypershift-capi-proxy/") {
-			paths = append(paths, p.Path)
-		}
-	}
-	out, err := exec.Command("go", append([]string{"list", "-f", "{{.Module.Dir}}"}, paths...)...).Output()
+	files, err := framework.MirroredModuleCRDFiles()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dirs := strings.Fields(string(out))
-	slices.Sort(dirs)
-	var files []string
-	for _, dir := range slices.Compact(dirs) {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				switch d.Name() {
-				case "test", "internal", "cmd", "hack", "docs", "templates":
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if filepath.Ext(path) == ".yaml" && filepath.Base(filepath.Dir(path)) == "bases" &&
-				filepath.Base(filepath.Dir(filepath.Dir(path))) == "crd" {
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		t.Fatal(err)
 	}
 	return files
 }
