@@ -54,6 +54,10 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 // sent as a dry run, and should the backend answer with anything but an error (a private CRD that serves
 // what upstream does not), the client gets kube-apiserver's 404 instead.
 func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if err := s.bufferBody(r); err != nil {
+		status.Write(w, err)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		q := r.URL.Query()
 		q.Set("dryRun", metav1.DryRunAll)
@@ -114,11 +118,14 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	if !req.IsResource || r.Body == nil || r.Body == http.NoBody {
 		return nil
 	}
-	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" || req.LongRunning {
-		// delete and deletecollection carry DeleteOptions, which name no group; the bodies of the connect
-		// subresources (a service's or pod's proxy, exec, attach) are the client's own bytes for whatever
-		// they reach.
+	if req.LongRunning {
+		// The bodies of the connect subresources (a service's or pod's proxy, exec, attach) are the
+		// client's own bytes for whatever they reach.
 		return nil
+	}
+	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" {
+		// delete and deletecollection carry DeleteOptions, which name no group.
+		return s.bufferBody(r)
 	}
 	data, err := body.ReadRequest(r, s.maxBody)
 	if err != nil {
@@ -165,6 +172,22 @@ func privateAPIVersion(req classify.Request, apiVersion string) error {
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
 		apiVersion, schema.GroupVersion{Group: req.Group, Version: req.Version}))
+}
+
+// bufferBody reads a request body (of at most the proxy's limit) before the request is forwarded. Over
+// HTTP/2 a backend may answer before it reads the body (a 404, a 403); forwarding a body still streaming
+// from the client then leaves the proxy's transport waiting for the rest of it while the client waits for
+// the answer. The error is an API status (413, 400).
+func (s *server) bufferBody(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	data, err := body.ReadRequest(r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	body.SetRequest(r, r.Header.Get("Content-Type"), data)
+	return nil
 }
 
 // requestPaths returns the group-carrying paths of a request body: for an object or status of a mapped

@@ -167,26 +167,23 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	}
 	upstream = s.timed(req, upstream)
 	statusUpstream := s.timed(req, s.bodies.Upstream)
-	if ex.yaml {
-		// Whole documents (a list too), written as kube-apiserver writes YAML: the YAML form of its JSON.
-		translate := upstream
-		if resp.StatusCode >= http.StatusMultipleChoices {
-			translate = statusUpstream
-		}
-		resp.Header.Set("Content-Type", "application/yaml")
-		return replaceBody(resp, func(data []byte) ([]byte, error) {
-			out, err := translate(data)
-			if err != nil {
-				return nil, err
-			}
-			return yaml.JSONToYAML(out)
-		})
-	}
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
 		Object:     upstream,
 		Status:     statusUpstream,
 	}
+	if err := s.translateJSON(ex, resp, objects, upstream, statusUpstream); err != nil || !ex.yaml {
+		return err
+	}
+	// kube-apiserver writes YAML as the YAML form of its JSON: the whole translation, then YAML.
+	resp.Header.Set("Content-Type", "application/yaml")
+	return replaceBody(resp, yaml.JSONToYAML)
+}
+
+// translateJSON translates a JSON response in place: an error's Status, a watch event by event, a list
+// item by item (both streamed), or a single object (a Status or a Table too).
+func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream.Objects, upstream, statusUpstream func([]byte) ([]byte, error)) error {
+	req := ex.req
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
 		// An error: a Status.

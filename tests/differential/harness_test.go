@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -170,6 +171,9 @@ func (st *state) record(i int, key string, ex exchange) {
 	}
 }
 
+// requestTimeout bounds one request and the reading of its answer.
+const requestTimeout = 2 * time.Minute
+
 // send sends the request as expanded for side i.
 func send(t *testing.T, st *state, i int, s *side, r request) exchange {
 	t.Helper()
@@ -177,7 +181,11 @@ func send(t *testing.T, st *state, i int, s *side, r request) exchange {
 	if r.body != "" {
 		body = strings.NewReader(st.expand(i, s, r.body))
 	}
-	req, err := http.NewRequestWithContext(context.Background(), r.method, s.base+st.expand(i, s, r.path), body)
+	// No answer of the apiserver's takes long; a request that does not end is a defect to name, not to wait
+	// for until the package's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.method, s.base+st.expand(i, s, r.path), body)
 	if err != nil {
 		t.Fatal(err)
 	}
