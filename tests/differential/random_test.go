@@ -8,13 +8,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	bootstrapv1beta1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1"
 	bootstrapv1beta2 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	"sigs.k8s.io/randfill"
 
-	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -110,7 +111,7 @@ func (g *generator) sanitize(v reflect.Value) {
 				continue
 			}
 			fv := v.Field(i)
-			if kind := groupKind(v.Type(), f); kind != "" {
+			if kind := framework.GroupFieldKind(v.Type(), f); kind != "" {
 				s := fv
 				if s.Kind() == reflect.Pointer {
 					if s.IsNil() {
@@ -141,27 +142,6 @@ func (g *generator) sanitize(v reflect.Value) {
 			v.SetMapIndex(k, e)
 		}
 	}
-}
-
-// groupKind mirrors the generator's classification of group-carrying fields (generator/model.GroupField).
-func groupKind(owner reflect.Type, f reflect.StructField) string {
-	if _, ok := upstream.NotGroupFields[owner.PkgPath()+"."+owner.Name()+"."+f.Name]; ok {
-		return ""
-	}
-	t := f.Type
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.String {
-		return ""
-	}
-	switch strings.Split(f.Tag.Get("json"), ",")[0] {
-	case "apiVersion":
-		return "apiVersion"
-	case "apiGroup":
-		return "group"
-	}
-	return ""
 }
 
 // jsonField is a field of a Go struct as encoding/json sees it.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+
 	"github.com/google/go-cmp/cmp"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -197,7 +199,7 @@ func sanitize(v reflect.Value, rnd *rand.Rand, owner reflect.Type) {
 				continue
 			}
 			fv := v.Field(i)
-			if kind := groupKind(v.Type(), f); kind != "" {
+			if kind := framework.GroupFieldKind(v.Type(), f); kind != "" {
 				setString(fv, pick(rnd, kind))
 				continue
 			}
@@ -228,27 +230,6 @@ func passedThrough(t reflect.Type) bool {
 	_, opaque := upstream.OpaqueTypes[key]
 	_, foreign := upstream.ForeignTypes[key]
 	return opaque || foreign
-}
-
-// groupKind mirrors the generator's classification (generator/model.GroupField) on reflect types.
-func groupKind(owner reflect.Type, f reflect.StructField) string {
-	if _, ok := upstream.NotGroupFields[owner.PkgPath()+"."+owner.Name()+"."+f.Name]; ok {
-		return ""
-	}
-	t := f.Type
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.String {
-		return ""
-	}
-	switch strings.Split(f.Tag.Get("json"), ",")[0] {
-	case "apiVersion":
-		return "apiVersion"
-	case "apiGroup":
-		return "group"
-	}
-	return ""
 }
 
 func pick(rnd *rand.Rand, kind string) string {
@@ -296,7 +277,7 @@ func checkPrivate(t *testing.T, v reflect.Value, path string) {
 				continue
 			}
 			fv := v.Field(i)
-			if kind := groupKind(v.Type(), f); kind != "" {
+			if kind := framework.GroupFieldKind(v.Type(), f); kind != "" {
 				s := fv
 				if s.Kind() == reflect.Pointer {
 					if s.IsNil() {
