@@ -18,20 +18,37 @@ import (
 // Where n has Keys, each member key is translated too, and written back as it was but for the group. A
 // rule or resource attributes object (RuleValue, ResourceAttributesValue) is first scanned for its groups
 // and resources, which decide whether its names are CRD names (see RuleCoversCRDs). A translated string
-// is written in the form kube-apiserver writes strings (no HTML escaping). Values of unexpected JSON
+// is written in the form kube-apiserver writes strings (encoding/json's). Values of unexpected JSON
 // types at a group-carrying path are left alone, as Direction.JSON leaves them. It fails on malformed
 // JSON, or on trailing data after the document.
 func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
 	if n == nil {
 		return data, nil
 	}
-	if !json.Valid(data) {
-		// json.Unmarshal explains what is wrong with it.
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("invalid JSON")
+	if err := Valid(data); err != nil {
+		return nil, err
+	}
+	return d.RewriteValid(n, data)
+}
+
+// Valid returns nil for a well-formed JSON document, and else an error that says what is wrong with it.
+func Valid(data []byte) error {
+	if json.Valid(data) {
+		return nil
+	}
+	// json.Unmarshal explains what is wrong with it.
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	return errors.New("invalid JSON")
+}
+
+// RewriteValid is Rewrite of a document Valid accepted, without validating it again (a caller that reads
+// the document in several ways validates it once).
+func (d Direction) RewriteValid(n *Node, data []byte) ([]byte, error) {
+	if n == nil {
+		return data, nil
 	}
 	rw := &rewriter{d: d, in: data}
 	end, err := rw.value(skipSpace(data, 0), n)
@@ -210,6 +227,44 @@ func appendString(dst []byte, s string) []byte {
 	}
 	encoded, _ := json.Marshal(s) // a string always encodes
 	return append(dst, encoded...)
+}
+
+// TopLevelStrings returns, for each of names, the string value of the top-level member of that name of a
+// JSON object Valid accepted, read as kube-apiserver's decoder reads members: names matched exactly (after
+// decoding escapes), the last of duplicate members winning. A name without a member, or whose value is no
+// string, gets "". The document is scanned once, each value skipped without being decoded (the apiVersion
+// and kind of a 1 MiB object cost one pass over its bytes).
+func TopLevelStrings(data []byte, names ...string) []string {
+	out := make([]string, len(names))
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return out
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		keyEnd := stringEnd(data, i)
+		key, err := unquote(data[i:keyEnd])
+		if err != nil {
+			return out
+		}
+		i = skipSpace(data, skipSpace(data, keyEnd)+1) // ':'
+		end := valueEnd(data, i)
+		for k, name := range names {
+			if key == name {
+				out[k] = ""
+				if data[i] == '"' {
+					if v, err := unquote(data[i:end]); err == nil {
+						out[k] = v
+					}
+				}
+			}
+		}
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return out
 }
 
 // valueEnd returns the offset just after the JSON value starting at i (no leading whitespace) of a

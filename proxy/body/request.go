@@ -9,10 +9,8 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
@@ -97,28 +95,43 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, 
 	default:
 		return data, contentType, nil
 	}
-	paths, err := pathsOf(typeMeta(j))
+	upstreamNames := groupnames.Mentions(translate.ToPrivate, j)
+	if !upstreamNames && !groupnames.Mentions(translate.ToUpstream, j) {
+		// Names no group, upstream or private: nothing to translate, nor to refuse (pathsOf judges the
+		// apiVersion, which can then name neither), without reading the body.
+		return data, contentType, nil
+	}
+	if translate.Valid(j) != nil {
+		return data, contentType, nil
+	}
+	paths, err := pathsOf(validTypeMeta(j))
 	if err != nil {
 		return nil, "", err
 	}
-	if !groupnames.Mentions(translate.ToPrivate, j) {
+	if !upstreamNames {
 		return data, contentType, nil
 	}
-	out, err := translate.ToPrivate.Rewrite(paths, j)
+	out, err := translate.ToPrivate.RewriteValid(paths, j)
 	if err != nil || bytes.Equal(out, j) {
 		return data, contentType, nil
 	}
 	return out, JSON, nil
 }
 
-// typeMeta returns a JSON object's apiVersion and kind as kube-apiserver decodes them: keys matched
-// exactly, the last of duplicate keys winning; empty for a body that is not a JSON object.
+// typeMeta returns a JSON object's apiVersion and kind as kube-apiserver decodes them (keys matched
+// exactly, the last of duplicate keys winning); empty where the body has none, is not an object, or is
+// malformed.
 func typeMeta(object []byte) (apiVersion, kind string) {
-	var tm metav1.TypeMeta
-	if sigsjson.UnmarshalCaseSensitivePreserveInts(object, &tm) != nil {
+	if translate.Valid(object) != nil {
 		return "", ""
 	}
-	return tm.APIVersion, tm.Kind
+	return validTypeMeta(object)
+}
+
+// validTypeMeta is typeMeta of a document translate.Valid accepted (translate.TopLevelStrings).
+func validTypeMeta(object []byte) (apiVersion, kind string) {
+	tm := translate.TopLevelStrings(object, "apiVersion", "kind")
+	return tm[0], tm[1]
 }
 
 // cborToPrivate translates a CBOR body along the tree pathsOf returns for its decoded value: decoded and
