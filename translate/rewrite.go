@@ -187,7 +187,15 @@ func (rw *rewriter) replace(start, end int, s, t string) {
 		return
 	}
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
-	rw.out = appendString(rw.out, t)
+	if bytes.IndexByte(rw.in[start:end], '\\') < 0 {
+		// A literal without escapes holds s as it is; t is s with a group name (plain letters, digits, '.'
+		// and '-') swapped, so the rest of the literal's bytes are kept as they were.
+		rw.out = append(rw.out, '"')
+		rw.out = append(rw.out, t...)
+		rw.out = append(rw.out, '"')
+	} else {
+		rw.out = appendString(rw.out, t)
+	}
 	rw.copied = end
 }
 
