@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -13,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,6 +126,7 @@ func TestBuiltinKindsPointingAtCAPI(t *testing.T) {
 	})
 
 	t.Run("access reviews", func(t *testing.T) {
+		directCS := kubernetes.NewForConfigOrDie(env.DirectConfig(env.AdminToken))
 		// What the generator's RBAC grants: the private group. Through the proxy, alice asks about the
 		// upstream group and must get the answer for the private one.
 		for _, obj := range []client.Object{
@@ -136,6 +139,15 @@ func TestBuiltinKindsPointingAtCAPI(t *testing.T) {
 			if err := directClient.Create(ctx, obj); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// RBAC is cached by the authorizer: wait until the grant shows directly, on the private group.
+		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			sar, err := directCS.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: "alice", ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: ns, Verb: "list", Group: privateCore, Resource: "machines"}}}, metav1.CreateOptions{})
+			return err == nil && sar.Status.Allowed, nil
+		}); err != nil {
+			t.Fatalf("alice's grant does not show: %v", err)
 		}
 		attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "list", Group: clusterv1.GroupVersion.Group, Resource: "machines"}
 		alice := protobufClientset(t, env.UserToken)
