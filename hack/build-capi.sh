@@ -12,7 +12,7 @@ mod_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/capi"
 cd "$mod_dir"
 export GOWORK=off CGO_ENABLED=0
 
-capi_version="$(awk '$1 == "sigs.k8s.io/cluster-api" { print $2; exit }' go.mod)"
+capi_version="$(awk '$1 == "sigs.k8s.io/cluster-api" { print $2; exit } $1 == "require" && $2 == "sigs.k8s.io/cluster-api" { print $3; exit }' go.mod)"
 go_version="$(go env GOVERSION)"
 bin_dir="${CAPI_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hypershift-capi-proxy/capi-${capi_version}-${go_version}/bin}"
 stamp="$bin_dir/.stamp"
