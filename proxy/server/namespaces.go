@@ -95,7 +95,8 @@ func (m nsMode) metricLabel() string {
 
 // NewNamespaces returns Namespaces that serve every namespace from the private groups until Set says
 // otherwise. With a registry, it registers capi_proxy_namespaces{mode} (namespaces by serving mode,
-// "unknown" for a label value that is not a mode; unlabelled namespaces are not counted) and
+// "unknown" for a label value that is not a mode; unlabelled namespaces and those labelled private are not
+// counted) and
 // capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held).
 func NewNamespaces(reg prometheus.Registerer) *Namespaces {
 	n := &Namespaces{}
@@ -103,7 +104,7 @@ func NewNamespaces(reg prometheus.Registerer) *Namespaces {
 	if reg != nil {
 		n.byMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "capi_proxy", Name: "namespaces",
-			Help: "Namespaces by the serving mode their " + serving.Label + " label gives (unknown: a value that is not a mode); unlabelled namespaces are not counted.",
+			Help: "Namespaces by the serving mode their " + serving.Label + " label gives (unknown: a value that is not a mode); unlabelled namespaces and those labelled private are not counted.",
 		}, []string{"mode"})
 		n.held = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "capi_proxy", Name: "held_requests_total",
