@@ -114,7 +114,7 @@ func (s *server) withServing(next http.Handler) http.Handler {
 func (s *server) serveClusterWide(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes, next http.Handler) {
 	req := ex.req
 	if writeVerbs.Has(req.Verb) {
-		if len(view.byName) > 0 && req.Verb == "deletecollection" {
+		if view.labelled > 0 && req.Verb == "deletecollection" {
 			// It would reach namespaces served from other groups, or held: hold it while any is labelled.
 			s.hold(w, req, nsMode{mode: serving.PrivateHeld})
 			return

@@ -372,6 +372,11 @@ func TestNamespaceDeletedAndRecreated(t *testing.T) {
 	if got := get(); !strings.HasPrefix(got, "/apis/cluster.x-k8s.io/") {
 		t.Errorf("recreated upstream: %s", got)
 	}
+	// Once every namespace is private again, a cluster-wide deletecollection is no longer held.
+	ns.Set("up", "50", labelled("private"))
+	if resp, data := do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("cluster-wide deletecollection: %d %s", resp.StatusCode, data)
+	}
 }
 
 // TestClusterWideUnlabelled: with no namespace labelled, a cluster-wide list is today's request.

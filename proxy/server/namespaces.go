@@ -60,6 +60,8 @@ type modes struct {
 	byName map[string]nsMode
 	// upstream lists, sorted, the existing namespaces served from the upstream groups.
 	upstream []string
+	// labelled counts the namespaces served otherwise than serving.Private.
+	labelled int
 	// expired is the highest resourceVersion of a Namespace at a mode change: a cluster-wide watch or
 	// exact list from before it is answered 410 Expired.
 	expired uint64
@@ -204,6 +206,9 @@ func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool) {
 	for k, v := range next.byName {
 		if v.mode.Upstream() {
 			next.upstream = append(next.upstream, k)
+		}
+		if v.counted() {
+			next.labelled++
 		}
 	}
 	sort.Strings(next.upstream)
