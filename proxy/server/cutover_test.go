@@ -520,3 +520,40 @@ func TestMergedWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestMergedTable: kubectl's Table of a cluster-wide list while mixed takes the private Table's columns;
+// upstream rows get their cells by column name. Asked for YAML, the merged answer is YAML.
+func TestMergedTable(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		switch r.URL.Path {
+		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
+			io.WriteString(w, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+				`"columnDefinitions":[{"name":"Name"},{"name":"Phase"},{"name":"Age"}],"rows":[{"cells":["p1","Running","1d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p1","namespace":"priv"}}}]}`)
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines":
+			io.WriteString(w, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+				`"columnDefinitions":[{"name":"Name"},{"name":"Age"},{"name":"Paused"}],"rows":[{"cells":["u1","2d",true],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"u1","namespace":"up"}}}]}`)
+		default:
+			t.Errorf("unexpected request %s", r.URL)
+			http.NotFound(w, r)
+		}
+	})
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "10", labelled("upstream"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	table := http.Header{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}}
+	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", table)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+		`"columnDefinitions":[{"name":"Name"},{"name":"Phase"},{"name":"Age"}],"rows":[`+
+		`{"cells":["p1","Running","1d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p1","namespace":"priv"}}},`+
+		`{"cells":["u1","","2d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"u1","namespace":"up"}}}]}`)
+
+	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", http.Header{"Accept": {"application/yaml"}})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(data), "name: u1") {
+		t.Errorf("YAML: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -68,12 +70,7 @@ func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exc
 		priv.writeTo(w)
 		return
 	}
-	var head struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
+	var head listHead
 	if err := json.Unmarshal(priv.body.Bytes(), &head); err != nil {
 		status.Write(w, apierrors.NewInternalError(fmt.Errorf("reading the private list: %w", err)))
 		return
@@ -95,7 +92,7 @@ func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exc
 			part.writeTo(w)
 			return
 		}
-		items, err := listMember(part.body.Bytes(), key)
+		items, err := listMember(part.body.Bytes(), key, head.columns())
 		if err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("reading the upstream list of namespace %s: %w", ns, err)))
 			return
@@ -116,14 +113,44 @@ func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exc
 	for k, v := range priv.header {
 		h[k] = v
 	}
+	if negotiate.AnswersYAML(r.Header.Values("Accept"), negotiate.CustomResource) {
+		// As kube-apiserver writes YAML: the YAML form of its JSON.
+		if out, err = yaml.JSONToYAML(out); err != nil {
+			status.Write(w, apierrors.NewInternalError(fmt.Errorf("merging the lists: %w", err)))
+			return
+		}
+		h.Set("Content-Type", "application/yaml")
+	}
 	h.Del("Content-Encoding")
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 }
 
-// listMember returns the elements of a list's member key ("items", or a Table's "rows").
-func listMember(list []byte, key string) ([]json.RawMessage, error) {
+// listHead is what the merge reads of a list or Table.
+type listHead struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+	ColumnDefinitions []struct {
+		Name string `json:"name"`
+	} `json:"columnDefinitions"`
+}
+
+// columns returns a Table's column names (nil for a list).
+func (h listHead) columns() []string {
+	var names []string
+	for _, c := range h.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// listMember returns the elements of a list's member key ("items", or a Table's "rows"). A Table's rows
+// get their cells in the order of columns, the merged Table's (the private one's), matched by column
+// name: the upstream CRDs may print other columns. A column the part lacks is an empty cell.
+func listMember(list []byte, key string, columns []string) ([]json.RawMessage, error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(list, &members); err != nil {
 		return nil, err
@@ -133,6 +160,44 @@ func listMember(list []byte, key string) ([]json.RawMessage, error) {
 		if err := json.Unmarshal(raw, &items); err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
+	}
+	if key != "rows" || len(items) == 0 {
+		return items, nil
+	}
+	var head listHead
+	if err := json.Unmarshal(list, &head); err != nil {
+		return nil, err
+	}
+	own := head.columns()
+	if slices.Equal(own, columns) {
+		return items, nil
+	}
+	index := make(map[string]int, len(own))
+	for i, name := range own {
+		index[name] = i
+	}
+	for i, row := range items {
+		out, err := jsonx.Members(row, func(k string, raw json.RawMessage) (json.RawMessage, error) {
+			if k != "cells" {
+				return raw, nil
+			}
+			var cells []json.RawMessage
+			if err := json.Unmarshal(raw, &cells); err != nil {
+				return nil, fmt.Errorf("row %d: cells: %w", i, err)
+			}
+			remapped := make([]json.RawMessage, len(columns))
+			for j, name := range columns {
+				remapped[j] = json.RawMessage(`""`)
+				if at, ok := index[name]; ok && at < len(cells) {
+					remapped[j] = cells[at]
+				}
+			}
+			return json.Marshal(remapped)
+		})
+		if err != nil {
+			return nil, err
+		}
+		items[i] = out
 	}
 	return items, nil
 }

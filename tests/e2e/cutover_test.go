@@ -145,7 +145,25 @@ func TestCutover(t *testing.T) {
 		}
 		list, err := proxyDyn.Resource(upstreamClusters).Namespace(nsUp).List(ctx, metav1.ListOptions{})
 		if err != nil || itemNames(list) != "up1,made" && itemNames(list) != "made,up1" {
-			t.Errorf("list of the upstream namespace: %v %s", err, itemNames(list))
+			t.Fatalf("list of the upstream namespace: %v %s", err, itemNames(list))
+		}
+		// A watch of the upstream namespace sees what happens in the upstream CRD.
+		watcher, err := proxyDyn.Resource(upstreamClusters).Namespace(nsUp).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer watcher.Stop()
+		watched, err := directDyn.Resource(upstreamClusters).Namespace(nsUp).Create(ctx, clusterObject(upstreamClusters, nsUp, "watched"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-watcher.ResultChan():
+			if u, ok := ev.Object.(*unstructured.Unstructured); !ok || ev.Type != "ADDED" || u.GetUID() != watched.GetUID() {
+				t.Errorf("watch of the upstream namespace: %s %v", ev.Type, ev.Object)
+			}
+		case <-time.After(60 * time.Second):
+			t.Error("the watch of the upstream namespace saw nothing")
 		}
 
 		// Cluster-wide: both namespaces merged, the platform's objects nowhere.
@@ -208,6 +226,29 @@ func TestCutover(t *testing.T) {
 		}
 		before := heldRequests(t, p)
 		setMode(t, serving.UpstreamHeld)
+		// Without client-go's retry: kube-apiserver's 429 Status, with Retry-After.
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "a raw write is answered 429", func() error {
+			body, _ := json.Marshal(clusterObject(upstreamClusters, nsUp, "raw").Object)
+			resp, err := hc.Post(cfg.Host+"/apis/cluster.x-k8s.io/v1beta1/namespaces/"+nsUp+"/clusters?dryRun=All", "application/json", strings.NewReader(string(body)))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			var s metav1.Status
+			if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" ||
+				s.Reason != metav1.StatusReasonTooManyRequests || s.Details == nil || s.Details.RetryAfterSeconds < 1 {
+				return fmt.Errorf("%d Retry-After=%q %+v", resp.StatusCode, resp.Header.Get("Retry-After"), s)
+			}
+			return nil
+		})
+		before = heldRequests(t, p)
 		done := make(chan error, 1)
 		go func() { done <- writer.Create(ctx, clusterObject(upstreamClusters, nsUp, "during-hold")) }()
 		eventually(t, "the write is held", func() error {
