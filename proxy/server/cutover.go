@@ -322,10 +322,9 @@ func (e *watchEnder) Read(p []byte) (int, error) {
 			data := e.pending
 			if e.ending {
 				if i := bytes.IndexByte(data, '\n'); i >= 0 {
-					data = data[:i+1]
-					e.pending = append(data[:len(data):len(data)], e.tail...)
-					e.tail, e.err = nil, io.EOF
-					data = e.pending
+					// The event in flight is complete: the tail follows it, and nothing else.
+					data = append(data[:i+1:i+1], e.tail...)
+					e.pending, e.tail, e.err, e.ending = data, nil, io.EOF, false
 				}
 			}
 			n := copy(p, data)
@@ -337,12 +336,20 @@ func (e *watchEnder) Read(p []byte) (int, error) {
 		case e.err != nil:
 			return 0, e.err
 		case e.ending && e.boundary:
-			e.pending, e.tail, e.err = e.tail, nil, io.EOF
+			e.pending, e.tail, e.err, e.ending = e.tail, nil, io.EOF, false
 			continue
 		}
 		end := e.end
 		if e.ending {
 			end = nil
+		} else {
+			// end first: once it is closed, nothing more than the event in flight goes out.
+			select {
+			case <-end:
+				e.ending = true
+				continue
+			default:
+			}
 		}
 		select {
 		case c := <-e.chunks:
