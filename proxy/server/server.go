@@ -9,7 +9,9 @@
 //     OpenAPI document, CRDs, the conversion webhook, a private group, a genuine upgrade or anything else;
 //     then metrics, the authentication mode's header rules, 404 for what no route serves and for the
 //     private groups (which do not exist through the proxy), 413 for oversized bodies, genuine upgrades
-//     passed raw;
+//     passed raw; then, with Options.Namespaces, each namespace served from the groups its serving-mode
+//     label names, writes of held namespaces answered 429, watches ended on mode changes and cluster-wide
+//     lists and watches merged while namespaces are mixed (cutover.go, namespaces.go, merge.go);
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
 //     discovery, CRDs (crd.go, package crd) and resources;
@@ -218,7 +220,8 @@ func New(o Options) (http.Handler, error) {
 	// The handler chain, outermost first: every request is classified once (withClass), counted
 	// (withMetrics), held to the authentication mode's header rules (auth.WithHeaderPolicy); what no route
 	// serves and the private groups are answered 404, oversized bodies 413, and genuine upgrades pass raw
-	// (filters.go); then the in-process conversion of versions the backend does not serve (package adapt)
+	// (filters.go); each namespace is served by its serving mode (withServing, cutover.go); then the
+	// in-process conversion of versions the backend does not serve (package adapt)
 	// and the server's dispatch on the class (ServeHTTP). Requests the Adapter makes itself are new
 	// requests: they are classified on their own before the dispatch.
 	var core http.Handler = withClass(s.classifier, s)
