@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -555,5 +556,88 @@ func TestMergedTable(t *testing.T) {
 	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", http.Header{"Accept": {"application/yaml"}})
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(data), "name: u1") {
 		t.Errorf("YAML: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+}
+
+// TestMergedWatchEndsWithAPart: a namespace whose kind the upstream CRDs do not serve contributes
+// nothing; when one part ends, the merged watch ends cleanly after its last whole event.
+func TestMergedWatchEndsWithAPart(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, `{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"p1","namespace":"priv","resourceVersion":"8"}}}`+"\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines":
+			// Ends (as a watch's timeout ends it) after one event and half of another.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, `{"type":"ADDED","object":`+upstreamMachineIn+`}`+"\n"+`{"type":"ADDED","obj`)
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/gone/machines":
+			http.NotFound(w, r)
+		default:
+			t.Errorf("unexpected request %s", r.URL)
+		}
+	})
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "3", labelled("upstream"))
+	ns.Set("gone", "4", labelled("upstream"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true", "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, data)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var got []string
+	for _, l := range lines {
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			} `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("not a whole event: %q", l)
+		}
+		got = append(got, ev.Type+" "+ev.Object.Metadata.Namespace+"/"+ev.Object.Metadata.Name)
+	}
+	// The private event may or may not have arrived before the upstream part ended.
+	if !slices.Contains(got, "ADDED up/u1") || len(got) > 2 {
+		t.Errorf("events %q", got)
+	}
+}
+
+// BenchmarkUnlabelled: what a request of a mapped kind costs the serving-mode filter when no namespace
+// is labelled, against a proxy that does not follow namespaces.
+func BenchmarkUnlabelled(b *testing.B) {
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, privateNamedMachine)
+	}))
+	defer fake.Close()
+	for _, follow := range []bool{false, true} {
+		b.Run(fmt.Sprintf("follow=%v", follow), func(b *testing.B) {
+			o := server.Options{Backend: &rest.Config{Host: fake.URL}, Routes: fakeroutes.Table()}
+			if follow {
+				o.Namespaces = server.NewNamespaces(nil)
+				o.Namespaces.MarkSynced()
+			}
+			h, err := server.New(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := httptest.NewRequest("GET", privMachines+"/u1", nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatal(rec.Code)
+				}
+			}
+		})
 	}
 }
