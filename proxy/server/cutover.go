@@ -179,7 +179,12 @@ func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
 // notSynced answers a request that cannot be served before the namespaces' modes are known: 503 with
 // Retry-After, which client-go retries.
 func (s *server) notSynced(w http.ResponseWriter) {
-	err := apierrors.NewServiceUnavailable("the proxy does not know the namespaces' serving modes yet")
+	s.unavailable(w, "the proxy does not know the namespaces' serving modes yet")
+}
+
+// unavailable answers 503 ServiceUnavailable with Retry-After.
+func (s *server) unavailable(w http.ResponseWriter, message string) {
+	err := apierrors.NewServiceUnavailable(message)
 	err.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: int32(s.retryAfter)}
 	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
 	status.Write(w, err)

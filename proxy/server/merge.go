@@ -350,7 +350,7 @@ func (s *server) servePart(w http.ResponseWriter, sub *http.Request, upstream bo
 // serveMergedWatch serves a cluster-wide watch while namespaces are served from the upstream groups.
 func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes) {
 	if ex.req.WebSocket {
-		s.notSynced(w)
+		s.unavailable(w, "a cluster-wide watch over a websocket is not served while namespaces are served from different API groups; watch over HTTP")
 		return
 	}
 	q := r.URL.Query()
