@@ -17,14 +17,14 @@ build:
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
 
-## generate: private types, CRDs, converters and the route table from apis/upstream (run on every CAPI bump)
+## generate: private types, CRDs, converters, the route table and the install assets (config/) from apis/upstream (run on every CAPI bump)
 generate: $(CONTROLLER_GEN)
 	go run ./generator -root . -controller-gen $(CONTROLLER_GEN)
 
 ## verify: regenerate and fail if anything differs from what is committed
 verify: generate
-	@git diff --exit-code -- apis/private zz_generated || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated)" || { git status --porcelain -- apis/private zz_generated; echo "generated files are not committed"; exit 1; }
+	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
 
 ## kube: build (or reuse from the cache) kube-apiserver, etcd, kube-controller-manager and kubectl
 kube:
