@@ -212,8 +212,9 @@ func (e *Emitter) hostedControlPlaneRoles(roles []upstream.RoleSource) ([]any, e
 				TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "RoleBinding"},
 				ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: cr.Name},
-				// kustomize's namespace transformer sets the subject's namespace with the binding's.
-				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: "default"}},
+				// No namespace: a RoleBinding's ServiceAccount subject without one is in the binding's
+				// (the RBAC authorizer's rule), wherever an overlay puts it.
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa}},
 			})
 	}
 	return out, nil
