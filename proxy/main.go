@@ -55,6 +55,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
@@ -101,6 +102,13 @@ func newCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "capi-proxy",
 		Short:         "Serve the upstream Cluster API groups from HyperShift's private groups",
+		Long: `capi-proxy serves the upstream Cluster API groups (cluster.x-k8s.io, ...) from a kube-apiserver that
+stores them in HyperShift's private groups (cluster.hypershift.openshift.io, ...), and the private CRDs'
+conversion webhook (/convert). Serving certificates and the backend's CA file are reloaded when they change.
+
+Commands:
+  install-crds   Install the private CRDs with their conversion webhook pointed at this proxy
+                 (capi-proxy install-crds --help)`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -113,31 +121,60 @@ func newCommand() *cobra.Command {
 			return o.run(ctx)
 		},
 	}
-	fs := cmd.Flags()
+	// Flags in sections, as Kubernetes components print their --help (k8s.io/component-base/cli/flag).
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("serving")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8443", "Address to serve on (host:port).")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. In pass-through mode only its server address and TLS trust are used, never its credentials; in sidecar mode its credentials too. Exclusive with --backend-url.")
-	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443. Exclusive with --kubeconfig.")
-	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty). Reloaded when the file changes, as a kubeconfig's certificate-authority file is.")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy. Reloaded when the file changes: new connections get the new certificate, open ones keep theirs.")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
 	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the conversion webhook (/convert), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (/convert stays served on --listen).")
 	fs.StringVar(&o.webhookTLSCertFile, "webhook-tls-cert-file", "", "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
 	fs.StringVar(&o.webhookTLSKeyFile, "webhook-tls-private-key-file", "", "PEM private key of --webhook-tls-cert-file.")
 	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
-	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
+
+	fs = fss.FlagSet("backend")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. In pass-through mode only its server address and TLS trust are used, never its credentials; in sidecar mode its credentials too. Exclusive with --backend-url.")
+	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443. Exclusive with --kubeconfig.")
+	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty). Reloaded when the file changes, as a kubeconfig's certificate-authority file is.")
+	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
+	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
+
+	fs = fss.FlagSet("authentication")
 	fs.StringVar(&o.authMode, "auth-mode", string(auth.PassThrough), "Whose credentials reach the backend: pass-through (each client's own) or sidecar (the kubeconfig's, or the pod's service account without --kubeconfig; needs a loopback --listen).")
 	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
+
+	fs = fss.FlagSet("diagnostics")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
-	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
 
 	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
 	// removed the others); logs go to stderr.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
+	fs = fss.FlagSet("logging")
 	for _, name := range []string{"v", "vmodule"} {
 		fs.AddGoFlag(klogFlags.Lookup(name))
 	}
+	for _, name := range fss.Order {
+		cmd.Flags().AddFlagSet(fss.FlagSets[name])
+	}
+	// The sections are the root command's; install-crds keeps cobra's own help.
+	defaultHelp, defaultUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	cliflag.SetUsageAndHelpFunc(cmd, fss, 0)
+	sectionedHelp, sectionedUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == cmd {
+			sectionedHelp(c, args)
+			return
+		}
+		defaultHelp(c, args)
+	})
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		if c == cmd {
+			return sectionedUsage(c)
+		}
+		return defaultUsage(c)
+	})
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(newInstallCRDsCommand())
 	return cmd
