@@ -167,8 +167,12 @@ var Roles embed.FS
 		return err
 	}
 	var resources []string
-	// Admission webhook configurations (apis/private/webhooks/*.yaml), once generated before this
-	// runs, join the CRDs and roles here: the one place the private manifests are listed for kustomize.
+	// MERGE(admission webhooks): the Validating/MutatingWebhookConfigurations generated into
+	// apis/private/webhooks/*.yaml join the CRDs and roles here, the one place the private manifests are
+	// listed for kustomize, provided their emitter runs before Install in generator/main.go. Point their
+	// clientConfig.service at install.Name, namespace "system", port 443: the overlays' namespace
+	// transformer sets webhooks[].clientConfig.service.namespace as it does the CRDs', and the proxy's
+	// webhook listener (proxy/serving.go, webhookServer) is where their handler mounts.
 	for _, sub := range []string{"crds", "rbac", "webhooks"} {
 		matches, err := filepath.Glob(filepath.Join(dir, sub, "*.yaml"))
 		if err != nil {
