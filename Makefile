@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build generate verify test test-unit test-e2e bench fuzz demo kube clean
+.PHONY: all build release cross image generate verify test test-unit test-e2e bench fuzz demo kube clean
 
 all: build
 
@@ -12,30 +12,66 @@ all: build
 build:
 	go build -o $(BIN)/capi-proxy ./proxy
 
+# The image's build: a static, trimmed, stripped binary. `make release` is what the Containerfile runs,
+# `make cross` runs it for every PLATFORMS entry, so CI compiles exactly what the image ships.
+GOOS ?= $(shell go env GOOS)
+GOARCH ?= $(shell go env GOARCH)
+RELEASE_GOFLAGS := -trimpath
+RELEASE_LDFLAGS := -s -w
+PLATFORMS := linux/amd64 linux/arm64
+
+## release: the image's binary for GOOS/GOARCH (bin/<os>-<arch>/capi-proxy): CGO_ENABLED=0, -trimpath, -ldflags=-s -w
+release:
+	CGO_ENABLED=0 GOOS=$(GOOS) GOARCH=$(GOARCH) go build $(RELEASE_GOFLAGS) -ldflags='$(RELEASE_LDFLAGS)' -o $(BIN)/$(GOOS)-$(GOARCH)/capi-proxy ./proxy
+
+## cross: `make release` for every platform the image is built for (PLATFORMS); part of make test
+cross:
+	@for p in $(PLATFORMS); do echo "release $$p"; $(MAKE) --no-print-directory release GOOS=$${p%/*} GOARCH=$${p#*/} || exit 1; done
+
+## image: the proxy image (Containerfile) with podman or docker, whichever works here, as IMAGE for IMAGE_PLATFORMS
+IMAGE ?= quay.io/openshift/hypershift-capi-proxy:latest
+IMAGE_PLATFORMS ?= linux/$(GOARCH)
+image:
+	@engine=""; \
+	for e in podman docker; do \
+		if command -v $$e >/dev/null 2>&1; then \
+			if $$e info >/dev/null 2>&1; then engine=$$e; break; fi; \
+			echo "make image: $$e is installed but cannot reach its engine ($$e info fails; is its daemon or machine running?)" >&2; \
+		fi; \
+	done; \
+	if [ -z "$$engine" ]; then \
+		echo "make image: needs podman or docker with a working engine; none here. 'make cross' builds the image's binaries without one." >&2; exit 1; \
+	fi; \
+	case $$engine in \
+	podman) set -x; podman build --platform $(IMAGE_PLATFORMS) --manifest $(IMAGE) -f Containerfile . ;; \
+	docker) set -x; docker buildx build --platform $(IMAGE_PLATFORMS) -t $(IMAGE) -f Containerfile --load . ;; \
+	esac
+
 # controller-gen at the version CAPI pins, from its own module (hack/tools) so newer Kubernetes
 # dependencies never reach the main go.mod.
 $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
 
-## generate: private types, CRDs, converters and the route table from apis/upstream (run on every CAPI bump)
+## generate: private types, CRDs, converters, the route table and the install assets (config/) from apis/upstream (run on every CAPI bump)
 generate: $(CONTROLLER_GEN)
 	go run ./generator -root . -controller-gen $(CONTROLLER_GEN)
 
 ## verify: regenerate and fail if anything differs from what is committed
 verify: generate
-	@git diff --exit-code -- apis/private zz_generated || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated)" || { git status --porcelain -- apis/private zz_generated; echo "generated files are not committed"; exit 1; }
+	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
 
 ## kube: build (or reuse from the cache) kube-apiserver, etcd, kube-controller-manager and kubectl
 kube:
 	hack/build-kube.sh
 
-## test: every test: verify, unit tests, and the e2e tests against a real kube-apiserver
-test: verify test-unit test-e2e
+## test: every test: verify, unit tests, the image's cross-compiles, and the e2e tests against a real kube-apiserver
+test: verify test-unit cross test-e2e
 
 test-unit:
 	go vet ./...
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /tests)
+	cd tests/alerts && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 
 test-e2e:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go test $(GO_TEST_FLAGS) -count=1 -timeout 20m ./tests/...

@@ -36,8 +36,15 @@ require (
 	sigs.k8s.io/cluster-api-provider-vsphere v1.16.1
 	sigs.k8s.io/controller-runtime v0.23.3
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
+	sigs.k8s.io/kustomize/kyaml v0.21.0
 	sigs.k8s.io/randfill v1.0.0
 	sigs.k8s.io/yaml v1.6.0
+)
+
+require (
+	github.com/go-errors/errors v1.5.1 // indirect
+	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
+	github.com/xlab/treeprint v1.2.0 // indirect
 )
 
 require (
@@ -129,9 +136,10 @@ require (
 	google.golang.org/grpc v1.83.1 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/cluster-bootstrap v0.35.4 // indirect
-	k8s.io/component-base v0.35.4 // indirect
+	k8s.io/component-base v0.35.4
 	k8s.io/kube-openapi v0.0.0-20251125145642-4e65d59e963e // indirect
 	kubevirt.io/containerized-data-importer-api v1.64.0 // indirect
 	kubevirt.io/controller-lifecycle-operator-sdk/api v0.2.4 // indirect
+	sigs.k8s.io/kustomize/api v0.21.0
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
 )

@@ -12,7 +12,10 @@
 //     type that can carry a group;
 //   - zz_generated/routes/zz_generated.routes.go: the route table the proxy reads;
 //   - apis/private/rbac/<name>.yaml: for every upstream ClusterRole in apis/upstream.Roles, a ClusterRole
-//     granting on the private groups what it grants on the upstream ones, with its aggregation labels.
+//     granting on the private groups what it grants on the upstream ones, with its aggregation labels;
+//   - apis/private/zz_generated.embed.go, apis/private/kustomization.yaml and config/: the install
+//     assets (kustomize bases and the shared and sidecar overlays), rendered by package install; see
+//     emit.Install.
 //
 // A field the generator cannot classify (a type that encodes itself, an interface, ...) fails the run with
 // the field path that reaches it; see package generator/model.
@@ -90,7 +93,11 @@ func run(root, controllerGen string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("controller-gen: %w", err)
 	}
-	return e.ConversionStanzas(crdDir)
+	if err := e.ConversionStanzas(crdDir); err != nil {
+		return err
+	}
+	// Last: the install assets list and embed the manifests written above (emit.Install).
+	return e.Install(upstream.Roles, goModule(root))
 }
 
 // goModule returns a func resolving a module path to the version and directory (in the module cache)

@@ -25,6 +25,12 @@
 // where the backend does not serve a version a client asks for (package adapt). The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
+// --webhook-listen adds a TLS listener serving only /convert (with --webhook-tls-cert-file and
+// --webhook-tls-private-key-file, or the API listener's certificate), for the apiserver to reach when
+// --listen is loopback. Serving certificates and the backend's CA file are reloaded when their files
+// change (controller-runtime's certwatcher, k8s.io/apiserver's DynamicFileCAContent): new connections use
+// the new ones, open connections and their watches go on.
+//
 // It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
 // for local debugging only (a client's bearer token then crosses the wire in clear). On SIGTERM or SIGINT
 // it stops accepting connections and waits up to --shutdown-timeout for requests in flight (watches are
@@ -53,6 +59,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
@@ -84,6 +91,10 @@ type options struct {
 	// followNamespaces makes the proxy follow the Namespaces' serving mode label (server.Namespaces).
 	followNamespaces bool
 	holdRetryAfter   time.Duration
+
+	webhookListen      string
+	webhookTLSCertFile string
+	webhookTLSKeyFile  string
 }
 
 func main() {
@@ -98,8 +109,15 @@ func main() {
 func newCommand() *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:           "proxy",
+		Use:           "capi-proxy",
 		Short:         "Serve the upstream Cluster API groups from HyperShift's private groups",
+		Long: `capi-proxy serves the upstream Cluster API groups (cluster.x-k8s.io, ...) from a kube-apiserver that
+stores them in HyperShift's private groups (cluster.hypershift.openshift.io, ...), and the private CRDs'
+conversion webhook (/convert). Serving certificates and the backend's CA file are reloaded when they change.
+
+Commands:
+  install-crds   Install the private CRDs with their conversion webhook pointed at this proxy
+                 (capi-proxy install-crds --help)`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -112,26 +130,65 @@ func newCommand() *cobra.Command {
 			return o.run(ctx)
 		},
 	}
-	fs := cmd.Flags()
+	// Flags in sections, as Kubernetes components print their --help (k8s.io/component-base/cli/flag).
+	var fss cliflag.NamedFlagSets
+	fs := fss.FlagSet("serving")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8443", "Address to serve on (host:port).")
+	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy. Reloaded when the file changes: new connections get the new certificate, open ones keep theirs.")
+	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
+	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the conversion webhook (/convert), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (/convert stays served on --listen).")
+	fs.StringVar(&o.webhookTLSCertFile, "webhook-tls-cert-file", "", "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
+	fs.StringVar(&o.webhookTLSKeyFile, "webhook-tls-private-key-file", "", "PEM private key of --webhook-tls-cert-file.")
+	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
+
+	fs = fss.FlagSet("backend")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. In pass-through mode only its server address and TLS trust are used, never its credentials; in sidecar mode its credentials too. Exclusive with --backend-url.")
 	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443. Exclusive with --kubeconfig.")
-	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty).")
-	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy.")
-	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
-	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
+	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty). Reloaded when the file changes, as a kubeconfig's certificate-authority file is.")
 	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
-	fs.StringVar(&o.authMode, "auth-mode", string(auth.PassThrough), "Whose credentials reach the backend: pass-through (each client's own) or sidecar (the kubeconfig's, or the pod's service account without --kubeconfig; needs a loopback --listen).")
-	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
-	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
-	fs.BoolVar(&o.followNamespaces, "follow-namespaces", true, "Follow each Namespace's "+serving.Label+" label (the migration's per-namespace cut-over): serve its CAPI kinds from the upstream or private groups and hold their writes as it says. The identity of --kubeconfig (or the pod's service account) needs list and watch on namespaces; /readyz fails until the first list is in. Disable only where no namespace is ever migrated.")
-	fs.DurationVar(&o.holdRetryAfter, "hold-retry-after", server.DefaultHoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
 	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
 
+	fs = fss.FlagSet("authentication")
+	fs.StringVar(&o.authMode, "auth-mode", string(auth.PassThrough), "Whose credentials reach the backend: pass-through (each client's own) or sidecar (the kubeconfig's, or the pod's service account without --kubeconfig; needs a loopback --listen).")
+	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
+
+	fs = fss.FlagSet("migration")
+	fs.BoolVar(&o.followNamespaces, "follow-namespaces", true, "Follow each Namespace's "+serving.Label+" label (the migration's per-namespace cut-over): serve its CAPI kinds from the upstream or private groups and hold their writes as it says. The identity of --kubeconfig (or the pod's service account) needs list and watch on namespaces; /readyz fails until the first list is in. Disable only where no namespace is ever migrated.")
+	fs.DurationVar(&o.holdRetryAfter, "hold-retry-after", server.DefaultHoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
+
+	fs = fss.FlagSet("diagnostics")
+	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
+
+	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
+	// removed the others); logs go to stderr.
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
-	fs.AddGoFlagSet(klogFlags)
+	fs = fss.FlagSet("logging")
+	for _, name := range []string{"v", "vmodule"} {
+		fs.AddGoFlag(klogFlags.Lookup(name))
+	}
+	for _, name := range fss.Order {
+		cmd.Flags().AddFlagSet(fss.FlagSets[name])
+	}
+	// The sections are the root command's; install-crds keeps cobra's own help.
+	defaultHelp, defaultUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	cliflag.SetUsageAndHelpFunc(cmd, fss, 0)
+	sectionedHelp, sectionedUsage := cmd.HelpFunc(), cmd.UsageFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == cmd {
+			sectionedHelp(c, args)
+			return
+		}
+		defaultHelp(c, args)
+	})
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		if c == cmd {
+			return sectionedUsage(c)
+		}
+		return defaultUsage(c)
+	})
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(newInstallCRDsCommand())
 	return cmd
 }
@@ -159,6 +216,9 @@ func (o *options) validate() error {
 		return errors.New("--kubeconfig and --backend-url are exclusive")
 	case o.kubeconfig != "" && o.backendCAFile != "":
 		return errors.New("--backend-ca-file goes with --backend-url; a kubeconfig carries its own certificate authority")
+	}
+	if err := o.validateWebhook(); err != nil {
+		return err
 	}
 	if o.insecureServeHTTP {
 		if o.tlsCertFile != "" || o.tlsKeyFile != "" {
@@ -197,10 +257,15 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ca, err := backendCA(ctx, backend)
+	if err != nil {
+		return err
+	}
 	table := translate.NewTable(routes.Routes)
 	m := metrics.New()
 	opts := server.Options{
 		Backend:                backend,
+		BackendCA:              ca,
 		AuthMode:               auth.Mode(o.authMode),
 		IdentityHeaderPrefixes: o.identityHeaderPrefixes,
 		Routes:                 table,
@@ -230,6 +295,10 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	webhooks, err := o.webhookServer(ctx, converter, m)
+	if err != nil {
+		return err
+	}
 
 	srv := &http.Server{
 		Handler:           handler,
@@ -238,14 +307,22 @@ func (o *options) run(ctx context.Context) error {
 		// No ReadTimeout or WriteTimeout: watches and upgraded connections are long-running.
 		ErrorLog: klog.NewStandardLogger("WARNING"),
 	}
+	if !o.insecureServeHTTP {
+		if srv.TLSConfig, err = servingTLS(ctx, "api", o.tlsCertFile, o.tlsKeyFile); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 
-	served, diagnosticsServed := make(chan error, 1), make(chan error, 1)
+	served, diagnosticsServed, webhooksServed := make(chan error, 1), make(chan error, 1), make(chan error, 1)
 	if diagnostics != nil {
 		go func() { diagnosticsServed <- diagnostics.serve() }()
+	}
+	if webhooks != nil {
+		go func() { webhooksServed <- webhooks.serve() }()
 	}
 	go func() {
 		if o.insecureServeHTTP {
@@ -253,7 +330,7 @@ func (o *options) run(ctx context.Context) error {
 			served <- srv.Serve(ln)
 		} else {
 			klog.InfoS("Serving TLS", "address", ln.Addr().String(), "backend", backend.Host, "authMode", o.authMode)
-			served <- srv.ServeTLS(ln, o.tlsCertFile, o.tlsKeyFile)
+			served <- srv.ServeTLS(ln, "", "") // the certificate is srv.TLSConfig's, reloaded as it changes
 		}
 	}()
 
@@ -262,6 +339,8 @@ func (o *options) run(ctx context.Context) error {
 		return err
 	case err := <-diagnosticsServed:
 		return fmt.Errorf("serving diagnostics: %w", err)
+	case err := <-webhooksServed:
+		return fmt.Errorf("serving webhooks: %w", err)
 	case <-ctx.Done():
 	}
 	klog.InfoS("Shutting down", "timeout", o.shutdownTimeout)
@@ -271,6 +350,10 @@ func (o *options) run(ctx context.Context) error {
 		// Not ready from now on; metrics stay until the requests in flight are done.
 		diagnostics.shuttingDown.Store(true)
 		defer diagnostics.close()
+	}
+	if webhooks != nil {
+		// The apiserver retries a conversion elsewhere or fails it; the requests in flight finish first.
+		defer func() { _ = webhooks.srv.Shutdown(shutdownCtx) }()
 	}
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		klog.InfoS("Closing connections still open", "err", err)

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
@@ -31,7 +32,8 @@ type backend struct {
 // newBackend builds the transports from the backend config as auth.BackendConfig reduces it for the mode:
 // in pass-through mode only the address and TLS trust are kept, so the proxy can never authenticate as
 // anything but the client it forwards.
-func newBackend(cfg *rest.Config, mode auth.Mode, dialTimeout time.Duration) (*backend, error) {
+// With ca set, the backend's certificate is verified against ca's current bundle (transportFor).
+func newBackend(cfg *rest.Config, mode auth.Mode, dialTimeout time.Duration, ca dynamiccertificates.CAContentProvider) (*backend, error) {
 	base, _, err := rest.DefaultServerUrlFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("backend URL: %w", err)
@@ -40,7 +42,7 @@ func newBackend(cfg *rest.Config, mode auth.Mode, dialTimeout time.Duration) (*b
 	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
 	cfg.Dial = dialer.DialContext
 
-	transport, err := rest.TransportFor(cfg)
+	transport, err := transportFor(cfg, ca)
 	if err != nil {
 		return nil, fmt.Errorf("backend transport: %w", err)
 	}
@@ -48,7 +50,7 @@ func newBackend(cfg *rest.Config, mode auth.Mode, dialTimeout time.Duration) (*b
 	// SetTransportDefaults configures HTTP/2 only when NextProtos allows it).
 	upgradeCfg := rest.CopyConfig(cfg)
 	upgradeCfg.NextProtos = []string{"http/1.1"}
-	upgradeTransport, err := rest.TransportFor(upgradeCfg)
+	upgradeTransport, err := transportFor(upgradeCfg, ca)
 	if err != nil {
 		return nil, fmt.Errorf("backend transport for upgrades: %w", err)
 	}

@@ -25,7 +25,7 @@ func BackendReady(o Options) (func(*http.Request) error, error) {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
 	}
-	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout)
+	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,7 @@ import (
 	"net/url"
 	"time"
 
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -87,6 +88,11 @@ type Options struct {
 	// credentials (bearer token, client certificate, exec plugin, impersonation, wrapping transports)
 	// never are; in sidecar mode its credentials are used for every request.
 	Backend *rest.Config
+	// BackendCA, when set, replaces Backend's certificate authority: the backend's serving certificate
+	// is verified against its bundle as it is at each new connection, so a CA file reloaded by its
+	// controller (dynamiccertificates.NewDynamicCAContentFromFile, run by the caller) is trusted by new
+	// connections while open ones, watches included, go on.
+	BackendCA dynamiccertificates.CAContentProvider
 	// AuthMode is how the proxy authenticates to the backend; empty means auth.PassThrough.
 	AuthMode auth.Mode
 	// IdentityHeaderPrefixes name the front-proxy identity headers removed from every request; nil means
@@ -185,7 +191,7 @@ func New(o Options) (http.Handler, error) {
 	if o.IdentityHeaderPrefixes == nil {
 		o.IdentityHeaderPrefixes = auth.DefaultIdentityHeaderPrefixes
 	}
-	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout)
+	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,84 @@
+package install_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/install"
+)
+
+func TestShared(t *testing.T) {
+	if _, err := install.SharedObjects(install.Shared{}); err == nil {
+		t.Error("no error without a namespace")
+	}
+	d := install.SharedDeployment(install.Shared{Namespace: "hypershift"})
+	if *d.Spec.Replicas < 2 {
+		t.Errorf("replicas %d, want at least 2", *d.Spec.Replicas)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || !slices.Contains(c.Args, "--auth-mode=pass-through") {
+		t.Errorf("container %s: readiness %s, args %q", c.Name, c.ReadinessProbe.HTTPGet.Path, c.Args)
+	}
+	if d.Spec.Template.Spec.Affinity.PodAntiAffinity == nil {
+		t.Error("no pod anti-affinity")
+	}
+	if pdb := install.SharedPodDisruptionBudget(install.Shared{Namespace: "hypershift"}); pdb.Spec.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("PDB maxUnavailable %v", pdb.Spec.MaxUnavailable)
+	}
+}
+
+func TestInjectSidecar(t *testing.T) {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "manager"}}}
+	if err := install.InjectSidecar(&spec, "other", install.Sidecar{}); err == nil {
+		t.Error("no error for a container the pod lacks")
+	}
+	if err := install.InjectSidecar(&spec, "manager", install.Sidecar{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := install.InjectSidecar(&spec, "manager", install.Sidecar{}); err == nil {
+		t.Error("no error injecting twice")
+	}
+	if len(spec.Containers) != 2 || spec.Containers[1].Name != install.Name {
+		t.Fatalf("containers %v", spec.Containers)
+	}
+	volumes := map[string]bool{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = true
+	}
+	for _, c := range spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if !volumes[m.Name] {
+				t.Errorf("container %s mounts %s, which the pod lacks", c.Name, m.Name)
+			}
+		}
+	}
+	if env := spec.Containers[0].Env; len(env) != 1 || env[0].Name != "KUBECONFIG" || !strings.HasPrefix(env[0].Value, install.KubeconfigDir) {
+		t.Errorf("manager env %v", env)
+	}
+	if !slices.Contains(spec.Containers[1].Args, "--listen=127.0.0.1:6443") {
+		t.Errorf("sidecar args %q: the API not on loopback", spec.Containers[1].Args)
+	}
+}
+
+func TestCRDs(t *testing.T) {
+	crds, err := install.CRDs("hypershift", "capi-proxy", []byte("ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhooks := 0
+	for _, crd := range crds {
+		if c := crd.Spec.Conversion; c != nil && c.Webhook != nil {
+			webhooks++
+			s := c.Webhook.ClientConfig.Service
+			if s == nil || s.Namespace != "hypershift" || s.Name != "capi-proxy" || *s.Path != install.WebhookPath || string(c.Webhook.ClientConfig.CABundle) != "ca" {
+				t.Errorf("%s: conversion webhook %+v", crd.Name, c.Webhook.ClientConfig)
+			}
+		}
+	}
+	if len(crds) < 100 || webhooks == 0 {
+		t.Errorf("%d CRDs, %d with a conversion webhook", len(crds), webhooks)
+	}
+}

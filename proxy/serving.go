@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+)
+
+// servingTLS returns the TLS configuration of a listener serving certFile and keyFile, and starts
+// controller-runtime's certwatcher on them: the files are read again when they change (fsnotify, and a
+// poll every 10 seconds for volumes whose updates fsnotify misses, such as a Secret's atomic symlink
+// swap), and each new TLS handshake gets the certificate current then. Connections already open keep
+// theirs, so a rotation never cuts a watch. The watcher stops with ctx.
+func servingTLS(ctx context.Context, name, certFile, keyFile string) (*tls.Config, error) {
+	w, err := certwatcher.New(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s serving certificate: %w", name, err)
+	}
+	go func() {
+		if err := w.Start(ctx); err != nil {
+			klog.ErrorS(err, "Watching the serving certificate failed: rotations are not picked up", "listener", name, "certFile", certFile)
+		}
+	}()
+	return &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: w.GetCertificate,
+		// HTTP/2 first, as kube-apiserver offers it; watches multiplex over one connection.
+		NextProtos: []string{"h2", "http/1.1"},
+	}, nil
+}
+
+// backendCA returns the dynamic certificate authority of the backend when its trust comes from a file
+// (--backend-ca-file, a kubeconfig's certificate-authority, the pod's service account CA) and starts
+// its controller (k8s.io/apiserver's DynamicFileCAContent: fsnotify plus a resync every minute), so
+// that a CA bundle rotated on disk is trusted by new backend connections without a restart. It returns
+// nil when the CA is inline (certificate-authority-data) or absent (the system roots): those do not
+// change while the process runs.
+func backendCA(ctx context.Context, cfg *rest.Config) (dynamiccertificates.CAContentProvider, error) {
+	if cfg.TLSClientConfig.CAFile == "" || len(cfg.TLSClientConfig.CAData) > 0 || cfg.TLSClientConfig.Insecure {
+		return nil, nil
+	}
+	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("backend-ca", cfg.TLSClientConfig.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("backend certificate authority: %w", err)
+	}
+	go ca.Run(ctx, 1)
+	return ca, nil
+}
+
+// webhookServer serves the private CRDs' conversion webhook (classify.WebhookPath, package webhook) on
+// --webhook-listen over TLS: the apiserver must reach it from outside the pod, while in sidecar mode the
+// API listener is confined to loopback. Any other path is 404. Admission webhooks will join it here.
+type webhookServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// webhookServer listens on --webhook-listen, or returns nil when it is empty.
+func (o *options) webhookServer(ctx context.Context, converter *convert.Converter, m *metrics.Metrics) (*webhookServer, error) {
+	if o.webhookListen == "" {
+		return nil, nil
+	}
+	certFile, keyFile := o.webhookTLSCertFile, o.webhookTLSKeyFile
+	if certFile == "" {
+		certFile, keyFile = o.tlsCertFile, o.tlsKeyFile
+	}
+	tlsConfig, err := servingTLS(ctx, "webhook", certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(classify.WebhookPath, webhook.New(converter, webhook.Options{Metrics: m}))
+	ln, err := net.Listen("tcp", o.webhookListen)
+	if err != nil {
+		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.webhookListen, err)
+	}
+	return &webhookServer{
+		ln: ln,
+		srv: &http.Server{
+			Handler:           mux,
+			TLSConfig:         tlsConfig,
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       90 * time.Second,
+			ErrorLog:          klog.NewStandardLogger("WARNING"),
+		},
+	}, nil
+}
+
+func (w *webhookServer) serve() error {
+	klog.InfoS("Serving the conversion webhook", "address", w.ln.Addr().String(), "path", classify.WebhookPath)
+	if err := w.srv.ServeTLS(w.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// validateWebhook checks the --webhook-* flags.
+func (o *options) validateWebhook() error {
+	if (o.webhookTLSCertFile == "") != (o.webhookTLSKeyFile == "") {
+		return errors.New("--webhook-tls-cert-file and --webhook-tls-private-key-file go together")
+	}
+	if o.webhookListen == "" {
+		if o.webhookTLSCertFile != "" {
+			return errors.New("--webhook-tls-cert-file needs --webhook-listen")
+		}
+		return nil
+	}
+	if o.webhookTLSCertFile == "" && (o.tlsCertFile == "" || o.insecureServeHTTP) {
+		return errors.New("--webhook-listen serves TLS only: give --webhook-tls-cert-file and --webhook-tls-private-key-file (or --tls-cert-file and --tls-private-key-file to share)")
+	}
+	return nil
+}
