@@ -11,7 +11,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -44,12 +47,18 @@ const (
 	ServingCertSecret = "capi-proxy-serving-cert"
 	// ServingCertDir is where that Secret is mounted.
 	ServingCertDir = "/etc/capi-proxy/tls"
-	// BackendKubeconfigDir is where a sidecar's backend kubeconfig Secret is mounted, if any.
+	// BackendKubeconfigDir is where the backend kubeconfig is mounted: a sidecar's backend kubeconfig
+	// Secret, if any, and the shared topology's InClusterKubeconfig ConfigMap.
 	BackendKubeconfigDir = "/etc/capi-proxy/backend"
-	// ServiceAccountCAFile is the CA of the in-cluster apiserver in every pod (the shared topology's
-	// --backend-ca-file), reloaded by the proxy when the kubelet rotates it.
+	// InClusterKubeconfigConfigMap names the shared topology's ConfigMap holding InClusterKubeconfig.
+	InClusterKubeconfigConfigMap = "capi-proxy-backend-kubeconfig"
+	// ServiceAccountTokenFile is the pod's projected service account token, which the kubelet rotates
+	// and client-go re-reads (the kubeconfig's tokenFile).
+	ServiceAccountTokenFile = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+	// ServiceAccountCAFile is the CA of the in-cluster apiserver in every pod (InClusterKubeconfig's
+	// certificate-authority), reloaded by the proxy when the kubelet rotates it.
 	ServiceAccountCAFile = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
-	// InClusterAPIServer is the shared topology's --backend-url: the kubernetes Service.
+	// InClusterAPIServer is the shared topology's backend: the kubernetes Service.
 	InClusterAPIServer = "https://kubernetes.default.svc"
 )
 
@@ -87,23 +96,51 @@ func (s Shared) defaults() (Shared, error) {
 }
 
 // SharedArgs are the proxy's arguments in the shared topology: every interface, pass-through
-// authentication (each client's own token reaches the apiserver), the in-cluster apiserver trusted by
-// the service account CA, the serving certificate from ServingCertDir for the API and the webhook.
+// authentication (each client's own token reaches the apiserver), the in-cluster apiserver through
+// InClusterKubeconfig (its address and CA for every request; its service account token only for the
+// proxy's own reads: the Namespaces it follows and the CRDs it resolves), the serving certificate from
+// ServingCertDir for the API and the webhook.
 func SharedArgs() []string {
 	return []string{
 		"--listen=:" + strconv.Itoa(APIPort),
 		"--webhook-listen=:" + strconv.Itoa(WebhookPort),
 		"--metrics-listen=:" + strconv.Itoa(MetricsPort),
 		"--auth-mode=pass-through",
-		"--backend-url=" + InClusterAPIServer,
-		"--backend-ca-file=" + ServiceAccountCAFile,
+		"--kubeconfig=" + path.Join(BackendKubeconfigDir, KubeconfigKey),
 		"--tls-cert-file=" + path.Join(ServingCertDir, corev1.TLSCertKey),
 		"--tls-private-key-file=" + path.Join(ServingCertDir, corev1.TLSPrivateKeyKey),
 	}
 }
 
-// SharedObjects returns the namespaced objects of the shared topology: the ServiceAccount, the
-// Deployment, the Service and the PodDisruptionBudget. The cluster-scoped RBAC is ProxyClusterRole and
+// InClusterKubeconfig is the shared topology's backend kubeconfig: the kubernetes Service, trusted by
+// the service account CA, authenticated by the pod's service account token file (both re-read when
+// the kubelet rotates them). It is what rest.InClusterConfig builds, as a file the proxy's --kubeconfig
+// takes.
+func InClusterKubeconfig() *clientcmdapi.Config {
+	return &clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{Name: {Server: InClusterAPIServer, CertificateAuthority: ServiceAccountCAFile}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{Name: {TokenFile: ServiceAccountTokenFile}},
+		Contexts:       map[string]*clientcmdapi.Context{Name: {Cluster: Name, AuthInfo: Name}},
+		CurrentContext: Name,
+	}
+}
+
+// InClusterKubeconfigConfigMapFor is the ConfigMap holding InClusterKubeconfig under KubeconfigKey, in
+// namespace.
+func InClusterKubeconfigConfigMapFor(namespace string) (*corev1.ConfigMap, error) {
+	data, err := runtime.Encode(clientcmdlatest.Codec, InClusterKubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: InClusterKubeconfigConfigMap, Namespace: namespace, Labels: Labels},
+		Data:       map[string]string{KubeconfigKey: string(data)},
+	}, nil
+}
+
+// SharedObjects returns the namespaced objects of the shared topology: the ServiceAccount, the backend
+// kubeconfig ConfigMap, the Deployment, the Service and the PodDisruptionBudget. The cluster-scoped RBAC is ProxyClusterRole and
 // ProxyClusterRoleBinding; the CRDs are CRDs.
 func SharedObjects(s Shared) ([]client.Object, error) {
 	s, err := s.defaults()
@@ -114,7 +151,11 @@ func SharedObjects(s Shared) ([]client.Object, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: s.Namespace, Labels: Labels},
 	}
-	return []client.Object{sa, SharedDeployment(s), SharedService(s), SharedPodDisruptionBudget(s)}, nil
+	kubeconfig, err := InClusterKubeconfigConfigMapFor(s.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return []client.Object{sa, kubeconfig, SharedDeployment(s), SharedService(s), SharedPodDisruptionBudget(s)}, nil
 }
 
 // SharedDeployment is the proxy's Deployment in the shared topology: Shared.Replicas pods spread over
@@ -125,7 +166,10 @@ func SharedDeployment(s Shared) *appsv1.Deployment {
 	container := proxyContainer(s.Image, SharedArgs())
 	container.Ports = append(container.Ports, corev1.ContainerPort{Name: "https", ContainerPort: APIPort, Protocol: corev1.ProtocolTCP})
 	container.Ports = append(container.Ports, corev1.ContainerPort{Name: "webhook", ContainerPort: WebhookPort, Protocol: corev1.ProtocolTCP})
-	container.VolumeMounts = []corev1.VolumeMount{{Name: "serving-cert", MountPath: ServingCertDir, ReadOnly: true}}
+	container.VolumeMounts = []corev1.VolumeMount{
+		{Name: "serving-cert", MountPath: ServingCertDir, ReadOnly: true},
+		{Name: "backend-kubeconfig", MountPath: BackendKubeconfigDir, ReadOnly: true},
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: s.Namespace, Labels: Labels},
@@ -151,9 +195,14 @@ func SharedDeployment(s Shared) *appsv1.Deployment {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{container},
-					Volumes: []corev1.Volume{{Name: "serving-cert", VolumeSource: corev1.VolumeSource{
-						Secret: &corev1.SecretVolumeSource{SecretName: s.ServingCertSecret},
-					}}},
+					Volumes: []corev1.Volume{
+						{Name: "serving-cert", VolumeSource: corev1.VolumeSource{
+							Secret: &corev1.SecretVolumeSource{SecretName: s.ServingCertSecret},
+						}},
+						{Name: "backend-kubeconfig", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: InClusterKubeconfigConfigMap},
+						}}},
+					},
 					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 							Weight: 100,

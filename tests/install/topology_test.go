@@ -41,7 +41,8 @@ import (
 var machines = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta2", Resource: "machines"}
 
 // TestSharedTopology runs the proxy with the shared Deployment's arguments (install.SharedArgs): pass-through
-// authentication, the backend by URL and CA file, the serving certificate from the mounted Secret.
+// authentication, the backend by the in-cluster kubeconfig (standing for it: the env's admin kubeconfig),
+// the serving certificate from the mounted Secret.
 func TestSharedTopology(t *testing.T) {
 	ports := freePorts(t, 3)
 	tlsDir := t.TempDir()
@@ -49,11 +50,10 @@ func TestSharedTopology(t *testing.T) {
 	ca.writeServing(t, tlsDir, 1)
 	p := startProxy(t, install.SharedArgs(),
 		map[string]string{
-			"--listen":          "127.0.0.1:" + ports[0],
-			"--webhook-listen":  "127.0.0.1:" + ports[1],
-			"--metrics-listen":  "127.0.0.1:" + ports[2],
-			"--backend-url":     env.APIServerURL,
-			"--backend-ca-file": env.CAFile,
+			"--listen":         "127.0.0.1:" + ports[0],
+			"--webhook-listen": "127.0.0.1:" + ports[1],
+			"--metrics-listen": "127.0.0.1:" + ports[2],
+			"--kubeconfig":     env.AdminKubeconfig,
 		},
 		map[string]string{install.ServingCertDir: tlsDir})
 	// A client of the shared proxy: the Service's API port, its own token.
