@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,44 +83,18 @@ func GroupField(owner *types.Type, mem types.Member) string {
 	return ""
 }
 
-// JSONName returns the JSON name of a struct field, "" for an inlined (embedded or ",inline") one and "-"
-// for a field that is not serialized.
+// JSONName returns the JSON name of a struct field as encoding/json reads its tag: "" for an inlined
+// (embedded or ",inline") one, "-" for a field that is not serialized, the Go name for a field without a
+// name in its tag.
 func JSONName(mem types.Member) string {
-	tag := lookupTag(mem.Tags, "json")
-	name, opts, _ := strings.Cut(tag, ",")
-	if name == "" && (mem.Embedded || strings.Contains(","+opts+",", ",inline,")) {
+	name, opts, _ := strings.Cut(reflect.StructTag(mem.Tags).Get("json"), ",")
+	if name == "" && (mem.Embedded || slices.Contains(strings.Split(opts, ","), "inline")) {
 		return ""
 	}
 	if name == "" {
 		return mem.Name
 	}
 	return name
-}
-
-func lookupTag(tags, key string) string {
-	for tags != "" {
-		tags = strings.TrimLeft(tags, " ")
-		k, rest, ok := strings.Cut(tags, ":\"")
-		if !ok {
-			return ""
-		}
-		end := strings.Index(rest, "\"")
-		for end > 0 && rest[end-1] == '\\' {
-			next := strings.Index(rest[end+1:], "\"")
-			if next < 0 {
-				return ""
-			}
-			end += next + 1
-		}
-		if end < 0 {
-			return ""
-		}
-		if k == key {
-			return rest[:end]
-		}
-		tags = rest[end+1:]
-	}
-	return ""
 }
 
 // Carries reports whether values of t can hold a group anywhere inside, so that they need a converter
