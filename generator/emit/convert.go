@@ -72,7 +72,7 @@ func sideName(s side) string {
 // member converts one struct field.
 func (e *Emitter) member(owner *types.Type, mem types.Member, d direction) []jen.Code {
 	in := jen.Id("in").Dot(mem.Name)
-	if g := model.GroupField(owner, mem); g != "" {
+	if g := e.M.GroupField(owner, mem); g != "" {
 		fn := jen.Qual(translatePath, d.translate).Dot(groupFunc(g))
 		if mem.Type.Kind == types.Pointer {
 			return []jen.Code{jen.If(jen.Id("in").Dot(mem.Name).Op("!=").Nil()).Block(

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/gengo/v2/types"
-
-	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 )
 
 // Special is how the converters translate a type that package translate owns.
@@ -52,19 +50,20 @@ var knownScalars = map[types.Name]bool{
 // SpecialOf returns the translate helper of t, or "".
 func SpecialOf(t *types.Type) Special { return specials[t.Name].helper }
 
-// Opaque reports whether t passes through untouched: a free-form JSON type listed in
-// upstream.OpaqueTypes, or a type of another API listed in upstream.ForeignTypes.
-func Opaque(t *types.Type) bool {
+// Opaque reports whether t passes through untouched: a free-form JSON type listed in Tables.OpaqueTypes,
+// or a type of another API listed in Tables.ForeignTypes.
+func (m *Model) Opaque(t *types.Type) bool {
 	key := t.Name.Package + "." + t.Name.Name
-	_, opaque := upstream.OpaqueTypes[key]
-	_, foreign := upstream.ForeignTypes[key]
+	_, opaque := m.tables.OpaqueTypes[key]
+	_, foreign := m.tables.ForeignTypes[key]
 	return opaque || foreign
 }
 
 // GroupField returns how a field of owner carries a group: "apiVersion" ("group/version"), "group" (a bare
-// group) or "" (it does not), judged by its JSON name and its (pointer to) string type.
-func GroupField(owner *types.Type, mem types.Member) string {
-	if _, ok := upstream.NotGroupFields[owner.Name.Package+"."+owner.Name.Name+"."+mem.Name]; ok {
+// group) or "" (it does not, or it is listed in Tables.NotGroupFields), judged by its JSON name and its
+// (pointer to) string type.
+func (m *Model) GroupField(owner *types.Type, mem types.Member) string {
+	if _, ok := m.tables.NotGroupFields[owner.Name.Package+"."+owner.Name.Name+"."+mem.Name]; ok {
 		return ""
 	}
 	t := mem.Type
@@ -114,7 +113,7 @@ func (m *Model) classify() error {
 		}
 		seen[t] = true
 		all = append(all, t)
-		if _, ok := specials[t.Name]; ok || knownScalars[t.Name] || Opaque(t) {
+		if _, ok := specials[t.Name]; ok || knownScalars[t.Name] || m.Opaque(t) {
 			return
 		}
 		if encodesItself(t) && m.PackageOf(t) != nil {
@@ -140,8 +139,8 @@ func (m *Model) classify() error {
 			walk(t.Underlying, where)
 		case types.Builtin:
 		default:
-			problems = append(problems, fmt.Sprintf("%s: cannot classify %s (kind %s): a %s may hide a group; "+
-				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name, t.Kind, t.Kind))
+			problems = append(problems, fmt.Sprintf("%s: cannot classify %s (kind %s): its values may hide a group; "+
+				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name, t.Kind))
 		}
 	}
 	for _, pkg := range m.Packages {
@@ -201,13 +200,13 @@ func (m *Model) computeCarries(t *types.Type) bool {
 	if _, ok := specials[t.Name]; ok {
 		return true
 	}
-	if knownScalars[t.Name] || Opaque(t) {
+	if knownScalars[t.Name] || m.Opaque(t) {
 		return false
 	}
 	switch t.Kind {
 	case types.Struct:
 		for _, mem := range t.Members {
-			if GroupField(t, mem) != "" || m.carries[mem.Type] {
+			if m.GroupField(t, mem) != "" || m.carries[mem.Type] {
 				return true
 			}
 		}
@@ -247,7 +246,7 @@ func (m *Model) jsonPaths(root *types.Type) ([]string, error) {
 				if name == "-" {
 					continue
 				}
-				if g := GroupField(t, mem); g != "" {
+				if g := m.GroupField(t, mem); g != "" {
 					out = append(out, join(prefix, name)+"="+g)
 					continue
 				}

@@ -25,8 +25,14 @@ const (
 	corev1Path = "k8s.io/api/core/v1"
 )
 
-// Load parses pkgs with gengo and builds the model. module is this repository's Go module path.
+// Load parses pkgs with gengo and builds the model with the project's tables (UpstreamTables). module is
+// this repository's Go module path.
 func Load(module string, pkgs []upstream.Package) (*Model, error) {
+	return LoadWith(module, pkgs, UpstreamTables)
+}
+
+// LoadWith is Load with the given tables (the generator's tests load fixture packages with their own).
+func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, error) {
 	paths := make([]string, 0, len(pkgs))
 	for _, p := range pkgs {
 		paths = append(paths, p.Path)
@@ -40,7 +46,7 @@ func Load(module string, pkgs []upstream.Package) (*Model, error) {
 		return nil, fmt.Errorf("building the type universe: %w", err)
 	}
 
-	m := &Model{Module: module, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}}
+	m := &Model{Module: module, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}, tables: tables}
 	for _, up := range pkgs {
 		src := u.Package(up.Path)
 		if src == nil || len(src.Types) == 0 {

@@ -17,6 +17,27 @@ type Model struct {
 	byPath  map[string]*Package
 	carries map[*types.Type]bool
 	aliased map[*types.Type]bool
+	tables  Tables
+}
+
+// Tables are the hand-kept lists classification reads besides the Go types, each keyed
+// "<import path>.<type name>" (NotGroupFields: "<import path>.<type name>.<Go field name>") with the
+// reason the entry is safe.
+type Tables struct {
+	// OpaqueTypes are free-form JSON types that never carry a mapped group (upstream.OpaqueTypes).
+	OpaqueTypes map[string]string
+	// ForeignTypes are types of other APIs, passed through untouched (upstream.ForeignTypes).
+	ForeignTypes map[string]string
+	// NotGroupFields are apiVersion or apiGroup fields that never name a mapped group
+	// (upstream.NotGroupFields).
+	NotGroupFields map[string]string
+}
+
+// UpstreamTables are the project's tables, from package apis/upstream.
+var UpstreamTables = Tables{
+	OpaqueTypes:    upstream.OpaqueTypes,
+	ForeignTypes:   upstream.ForeignTypes,
+	NotGroupFields: upstream.NotGroupFields,
 }
 
 // Package is one mirrored upstream API package.
