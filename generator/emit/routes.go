@@ -63,7 +63,7 @@ func (e *Emitter) Routes() error {
 			if k.Conversion != translate.NoConversion {
 				field("Conversion", jen.Qual(translatePath, k.Conversion.String()))
 			}
-			if labels := e.contractLabels(pkg, k.Name); labels != nil {
+			if labels := e.ContractLabels(pkg, k.Name); labels != nil {
 				field("ContractLabels", labelsLit(labels))
 			}
 			field("Object", jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.Name+"ToPrivate"), jen.Qual(conv, k.Name+"ToUpstream")))

@@ -59,6 +59,18 @@ func (m *Model) Opaque(t *types.Type) bool {
 	return opaque || foreign
 }
 
+// OpaqueTable names the table that lists t as passed through ("OpaqueTypes" or "ForeignTypes"), or "".
+func (m *Model) OpaqueTable(t *types.Type) string {
+	key := t.Name.Package + "." + t.Name.Name
+	if _, ok := m.tables.OpaqueTypes[key]; ok {
+		return "OpaqueTypes"
+	}
+	if _, ok := m.tables.ForeignTypes[key]; ok {
+		return "ForeignTypes"
+	}
+	return ""
+}
+
 // GroupField returns how a field of owner carries a group: "apiVersion" ("group/version"), "group" (a bare
 // group) or "" (it does not, or it is listed in Tables.NotGroupFields), judged by its JSON name and its
 // (pointer to) string type.
@@ -104,7 +116,14 @@ func (m *Model) Carries(t *types.Type) bool { return m.carries[t] }
 // JSONSchemaProps settle), and fails on a type it cannot see into.
 func (m *Model) classify() error {
 	var all []*types.Type
-	var problems []string
+	var problems []Problem
+	add := func(t *types.Type, format string, args ...any) {
+		p := Problem{Message: fmt.Sprintf(format, args...)}
+		if t != nil && t.Name.Package != "" {
+			p.Type = t.Name.Package + "." + t.Name.Name
+		}
+		problems = append(problems, p)
+	}
 	seen := map[*types.Type]bool{}
 	var walk func(t *types.Type, where string)
 	walk = func(t *types.Type, where string) {
@@ -121,8 +140,8 @@ func (m *Model) classify() error {
 			// the encoding. Its fields are still walked, and it must not carry a group (checked below).
 			m.aliased[t] = true
 		} else if encodesItself(t) {
-			problems = append(problems, fmt.Sprintf("%s: type %s encodes itself (MarshalJSON) and may hide a group: "+
-				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name))
+			add(t, "%s: type %s encodes itself (MarshalJSON) and may hide a group: "+
+				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name)
 			return
 		}
 		switch t.Kind {
@@ -139,8 +158,8 @@ func (m *Model) classify() error {
 			walk(t.Underlying, where)
 		case types.Builtin:
 		default:
-			problems = append(problems, fmt.Sprintf("%s: cannot classify %s (kind %s): its values may hide a group; "+
-				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name, t.Kind))
+			add(t, "%s: cannot classify %s (kind %s): its values may hide a group; "+
+				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name, t.Kind)
 		}
 	}
 	for _, pkg := range m.Packages {
@@ -150,8 +169,7 @@ func (m *Model) classify() error {
 		}
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
-		return fmt.Errorf("unclassifiable fields:\n  %s", strings.Join(problems, "\n  "))
+		return newUnclassifiedError(problems)
 	}
 
 	m.carries = map[*types.Type]bool{}
@@ -169,21 +187,50 @@ func (m *Model) classify() error {
 	}
 	for _, t := range all {
 		if m.carries[t] && t.Kind == types.Struct && m.PackageOf(t) == nil && SpecialOf(t) == "" {
-			problems = append(problems, fmt.Sprintf("shared type %s carries a group, but package translate has no "+
-				"helper for it: add one and list it in model.specials", t.Name))
+			add(nil, "shared type %s carries a group, but package translate has no "+
+				"helper for it: add one and list it in model.specials", t.Name)
 		}
 	}
 	for t := range m.aliased {
 		if m.carries[t] {
-			problems = append(problems, fmt.Sprintf("type %s encodes itself (MarshalJSON) and carries a group: "+
-				"its private twin cannot be an alias, and its encoding cannot be mirrored", t.Name))
+			add(nil, "type %s encodes itself (MarshalJSON) and carries a group: "+
+				"its private twin cannot be an alias, and its encoding cannot be mirrored", t.Name)
 		}
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
-		return fmt.Errorf("unclassifiable fields:\n  %s", strings.Join(problems, "\n  "))
+		return newUnclassifiedError(problems)
 	}
 	return nil
+}
+
+// UnclassifiedError is the error of Load when the generator cannot classify a type reachable from a
+// kind: one that encodes itself or that it cannot see into (an interface), or one that carries a group
+// where no converter can translate it.
+type UnclassifiedError struct {
+	// Problems, sorted by message.
+	Problems []Problem
+}
+
+// Problem is one type the generator cannot classify.
+type Problem struct {
+	// Type is the type's key as upstream.OpaqueTypes lists types ("<import path>.<type name>") when a
+	// line there would settle it, else "".
+	Type string
+	// Message names the field path that reaches the type and what to do.
+	Message string
+}
+
+func newUnclassifiedError(problems []Problem) *UnclassifiedError {
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Message < problems[j].Message })
+	return &UnclassifiedError{Problems: problems}
+}
+
+func (e *UnclassifiedError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Message
+	}
+	return "unclassifiable fields:\n  " + strings.Join(msgs, "\n  ")
 }
 
 // Aliased reports whether the private twin of a mirrored type is a type alias of it (the type has its own

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	"k8s.io/gengo/v2/types"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/generator/emit"
+	"github.com/openshift/hypershift-capi-proxy/generator/model"
+)
+
+// Snapshot is what a bump report compares: the generator's model of the upstream API packages at one set
+// of pins, reduced to the facts a reviewer checks.
+type Snapshot struct {
+	// Modules maps each upstream module go.mod requires (one whose path is a prefix of a package in
+	// upstream.Packages) to its version.
+	Modules map[string]string `json:"modules"`
+	// Kinds are the kinds at each version, keyed "group/version Kind".
+	Kinds map[string]*KindVersion `json:"kinds,omitempty"`
+	// PassedThrough maps the types the generator does not look into, reachable from a kind, to the table
+	// that lists them ("OpaqueTypes" or "ForeignTypes").
+	PassedThrough map[string]string `json:"passedThrough,omitempty"`
+	// Error is why the model could not be built at these pins, and Problems the types it could not
+	// classify (when that is why).
+	Error    string          `json:"error,omitempty"`
+	Problems []model.Problem `json:"problems,omitempty"`
+}
+
+// KindVersion is one kind at one version.
+type KindVersion struct {
+	Group    string `json:"group"`
+	Version  string `json:"version"`
+	Kind     string `json:"kind"`
+	Resource string `json:"resource"`
+	Storage  bool   `json:"storage,omitempty"`
+	Unserved bool   `json:"unserved,omitempty"`
+	// Conversion is the translate.Conversion of the version ("NoConversion", "Hub", "Spoke").
+	Conversion string `json:"conversion"`
+	// Fields are the JSON paths of the fields of the kind's Go type, each with its type
+	// ("spec.infrastructureRef.apiGroup string"), sorted. Fields of shared types (metav1, corev1) and of
+	// types passed through are not listed, only the field holding them.
+	Fields []string `json:"fields"`
+	// GroupPaths are the group-carrying paths with their classification ("spec.x.apiGroup=group"), as
+	// the route table lists them.
+	GroupPaths []string `json:"groupPaths"`
+	// ContractLabels are the CAPI contract labels of the kind's private CRD.
+	ContractLabels map[string]string `json:"contractLabels,omitempty"`
+}
+
+// snapshotPins loads the model of upstream.Packages at the pins of root/go.mod.
+func snapshotPins(root string) (*Snapshot, error) {
+	mods, err := upstreamModules(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Load(projectModule, upstream.Packages)
+	return takeSnapshot(m, err, mods), nil
+}
+
+// takeSnapshot reduces a model, or the error of loading it, to a Snapshot.
+func takeSnapshot(m *model.Model, loadErr error, modules map[string]string) *Snapshot {
+	s := &Snapshot{Modules: modules}
+	if loadErr != nil {
+		s.Error = loadErr.Error()
+		var unclassified *model.UnclassifiedError
+		if errors.As(loadErr, &unclassified) {
+			s.Problems = unclassified.Problems
+		}
+		return s
+	}
+	s.Kinds = map[string]*KindVersion{}
+	s.PassedThrough = map[string]string{}
+	e := &emit.Emitter{M: m}
+	for _, pkg := range m.Packages {
+		for _, k := range pkg.Kinds {
+			kv := &KindVersion{
+				Group: pkg.Group, Version: pkg.Version, Kind: k.Name, Resource: k.Resource,
+				Storage: k.Storage, Unserved: k.Unserved, Conversion: k.Conversion.String(),
+				Fields:         fields(m, k.Type),
+				GroupPaths:     slices.Sorted(slices.Values(k.Paths)),
+				ContractLabels: e.ContractLabels(pkg, k.Name),
+			}
+			s.Kinds[pkg.Group+"/"+pkg.Version+" "+k.Name] = kv
+			passedThrough(m, k.Type, s.PassedThrough)
+		}
+	}
+	return s
+}
+
+// upstreamModules returns the modules of upstream.Packages that the go.mod file requires, with versions.
+func upstreamModules(gomod string) (map[string]string, error) {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return nil, err
+	}
+	mf, err := modfile.ParseLax(gomod, data, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range mf.Require {
+		for _, p := range upstream.Packages {
+			if strings.HasPrefix(p.Path, r.Mod.Path+"/") {
+				out[r.Mod.Path] = r.Mod.Version
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// fields lists the JSON paths of the fields of t and of the mirrored types below it, each with its
+// type, sorted. A recursive type is listed down to its first repetition.
+func fields(m *model.Model, t *types.Type) []string {
+	var out []string
+	var walk func(t *types.Type, prefix string, stack map[*types.Type]bool)
+	walk = func(t *types.Type, prefix string, stack map[*types.Type]bool) {
+		switch t.Kind {
+		case types.Pointer:
+			walk(t.Elem, prefix, stack)
+			return
+		case types.Slice, types.Array:
+			walk(t.Elem, prefix+"[]", stack)
+			return
+		case types.Map:
+			walk(t.Elem, prefix+"{}", stack)
+			return
+		case types.Alias, types.Struct:
+		default:
+			return
+		}
+		if m.PackageOf(t) == nil || m.Aliased(t) || m.Opaque(t) || stack[t] {
+			return
+		}
+		stack[t] = true
+		defer delete(stack, t)
+		if t.Kind == types.Alias {
+			walk(t.Underlying, prefix, stack)
+			return
+		}
+		for _, mem := range t.Members {
+			name := model.JSONName(mem)
+			if name == "-" {
+				continue
+			}
+			p := prefix
+			if name != "" {
+				p = join(prefix, name)
+				out = append(out, p+" "+typeString(m, mem.Type))
+			}
+			walk(mem.Type, p, stack)
+		}
+	}
+	walk(t, "", map[*types.Type]bool{})
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// versioned matches the last element of an API package path ("v1", "v1beta2").
+var versioned = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// typeString names a field's type as Go source would from the mirrored package: mirrored types by name,
+// others qualified by their package's usual import name ("corev1.ObjectReference", "runtime.RawExtension").
+func typeString(m *model.Model, t *types.Type) string {
+	if t.Name.Package != "" || t.Kind == types.Builtin {
+		if m.PackageOf(t) != nil || t.Name.Package == "" {
+			return t.Name.Name
+		}
+		pkg := path.Base(t.Name.Package)
+		if versioned.MatchString(pkg) {
+			pkg = path.Base(path.Dir(t.Name.Package)) + pkg
+		}
+		return pkg + "." + t.Name.Name
+	}
+	switch t.Kind {
+	case types.Pointer:
+		return "*" + typeString(m, t.Elem)
+	case types.Slice:
+		return "[]" + typeString(m, t.Elem)
+	case types.Map:
+		return "map[" + typeString(m, t.Key) + "]" + typeString(m, t.Elem)
+	}
+	return t.String()
+}
+
+// passedThrough adds the types reachable from t that the generator passes through unread to out.
+func passedThrough(m *model.Model, t *types.Type, out map[string]string) {
+	seen := map[*types.Type]bool{}
+	var walk func(t *types.Type)
+	walk = func(t *types.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		if m.Opaque(t) {
+			out[t.Name.Package+"."+t.Name.Name] = m.OpaqueTable(t)
+			return
+		}
+		for _, mem := range t.Members {
+			walk(mem.Type)
+		}
+		walk(t.Elem)
+		walk(t.Key)
+		walk(t.Underlying)
+	}
+	walk(t)
+}
