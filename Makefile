@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build generate verify bump test test-unit test-e2e bench fuzz demo kube clean
+.PHONY: all build generate verify bump bump-rehearsal test test-unit test-e2e bench fuzz demo kube clean
 
 all: build
 
@@ -33,6 +33,10 @@ PROVIDER ?=
 PLATFORM ?=
 bump:
 	PLATFORM="$(PLATFORM)" hack/bump.sh "$(CAPI)" $(PROVIDER)
+
+## bump-rehearsal: the same in a throw-away copy of the committed tree; prints the report, changes nothing
+bump-rehearsal:
+	PLATFORM="$(PLATFORM)" hack/bump-rehearsal.sh "$(CAPI)" $(PROVIDER)
 
 ## kube: build (or reuse from the cache) kube-apiserver, etcd, kube-controller-manager and kubectl
 kube:

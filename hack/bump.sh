@@ -10,7 +10,8 @@
 #    tests run), hack/tools/go.mod (controller-gen at the version CAPI's Makefile pins), the versions named
 #    in apis/upstream/table.go's comments, and, with PLATFORM, the CAPI release whose CRDs the e2e tests
 #    and the demo install as the platform's own;
-# 3. snapshots the model at the new pins and, if it builds, regenerates (make generate);
+# 3. snapshots the model at the new pins and, if it builds, regenerates (make generate), tidies go.mod and
+#    builds the project (go build ./...);
 # 4. prints the bump report (also written to $BUMP_REPORT, default bin/bump-report.txt).
 # A step that fails stops the bump with the report so far and go's or the generator's message; the
 # files already changed stay changed for the reviewer to read (git diff, git checkout . to undo).
@@ -71,18 +72,34 @@ if [[ "$(cd "$work" && go list -m -versions sigs.k8s.io/cluster-api/api 2>/dev/n
 	gets+=("sigs.k8s.io/cluster-api/api@$capi")
 	old_versions[sigs.k8s.io/cluster-api/api]="$(version . sigs.k8s.io/cluster-api/api)"
 fi
+capi_gets=${#gets[@]}
 gets+=("${providers[@]}")
 log "go get ${gets[*]}"
-if ! go get "${gets[@]}" >"$work/why" 2>&1 || ! go mod tidy >>"$work/why" 2>&1; then
-	finish 1 "the root module does not resolve at the new pins (go get / go mod tidy)"
-fi
-
-log "hack/capi: the CAPI managers the e2e tests run"
-if ! (cd hack/capi && go get "sigs.k8s.io/cluster-api@$capi" && go mod tidy) >"$work/why" 2>&1; then
-	finish 1 "hack/capi does not resolve sigs.k8s.io/cluster-api@$capi"
+# go mod tidy comes after make generate: the committed generated code may import packages the new
+# versions moved (sigs.k8s.io/cluster-api/errors).
+if ! go get "${gets[@]}" >"$work/why" 2>&1; then
+	finish 1 "the root module does not resolve at the new pins (go get)"
 fi
 
 capi_dir="$(go mod download -json "sigs.k8s.io/cluster-api@$capi" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+# From v1.14 the core manager's main package is sigs.k8s.io/cluster-api/core, no longer the module root.
+if [[ -f "$capi_dir/core/main.go" ]]; then
+	sed -i 's|^\(\t_ "sigs.k8s.io/cluster-api\)"$|\1/core"|' hack/capi/tools.go
+	sed -i 's|\[capi-manager\]=sigs.k8s.io/cluster-api$|[capi-manager]=sigs.k8s.io/cluster-api/core|' hack/build-capi.sh
+fi
+# v1.14 moved sigs.k8s.io/cluster-api/errors into the API module (api/deprecated/errors); the hand-written
+# Agent types (apis/upstream/agent) follow it.
+api_dir="$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api/api 2>/dev/null || true)"
+if [[ ! -d "$capi_dir/errors" && -n "$api_dir" && -d "$api_dir/deprecated/errors" ]]; then
+	sed -i 's|sigs.k8s.io/cluster-api/errors|sigs.k8s.io/cluster-api/api/deprecated/errors|g' apis/upstream/agent/*/*.go
+fi
+log "hack/capi: the CAPI managers the e2e tests run"
+# CAPI's go.mod requires its API module at v0.0.0 with a replace to ./api, which only CAPI's own build
+# honours: a module that requires CAPI must require the API module at the same version itself.
+if ! (cd hack/capi && go get "${gets[@]:0:$capi_gets}" && go mod tidy) >"$work/why" 2>&1; then
+	finish 1 "hack/capi does not resolve sigs.k8s.io/cluster-api@$capi"
+fi
+
 cg="$(sed -n 's/^CONTROLLER_GEN_VER[[:space:]]*:=[[:space:]]*\(v[^[:space:]]*\).*/\1/p' "$capi_dir/Makefile" | head -n 1)"
 if [[ -n "$cg" && "$cg" != "$(version hack/tools sigs.k8s.io/controller-tools)" ]]; then
 	log "hack/tools: controller-gen $cg, as CAPI $capi pins it"
@@ -111,13 +128,20 @@ fi
 
 log "snapshot of the model at the new pins"
 go run ./generator/bumpreport snapshot -o "$work/after.json"
-if grep -q '"error":' "$work/after.json"; then
+if grep -q '"error":\|"brokenModules":' "$work/after.json"; then
 	: >"$work/why"
-	finish 1 "the generator cannot build its model at the new pins (see below)"
+	finish 1 "the generator cannot build its model of every package at the new pins (see below)"
 fi
 
 log "make generate"
 if ! make generate >"$work/why" 2>&1; then
 	finish 1 "make generate failed"
+fi
+if ! go mod tidy >"$work/why" 2>&1; then
+	finish 1 "go mod tidy failed after generation"
+fi
+log "go build ./..."
+if ! go build ./... >"$work/why" 2>&1; then
+	finish 1 "the project does not build at the new pins (go build ./...)"
 fi
 finish 0

@@ -73,6 +73,17 @@ func diff(before, after *Snapshot) *Report {
 	}
 	add("Upstream modules", mods)
 
+	var broken []string
+	for _, mod := range sortedKeys(after.BrokenModules) {
+		b := after.BrokenModules[mod]
+		broken = append(broken, fmt.Sprintf("%s %s: its API packages do not build:", mod, b.Version))
+		for _, l := range strings.Split(b.Build, "\n") {
+			broken = append(broken, "    "+l)
+		}
+		broken = append(broken, "  the module proxy lists: "+strings.ReplaceAll(b.Versions, "\n", " "))
+	}
+	add("Modules that do not build at the new pins (not compared below: the project keeps its last good set until a release builds)", broken)
+
 	if after.Error != "" {
 		var lines []string
 		for _, p := range after.Problems {
@@ -94,6 +105,9 @@ func diff(before, after *Snapshot) *Report {
 	var added, removed, storage, conversion, served, fieldLines, groupLines, labels []string
 	for _, key := range sortedKeys(before.Kinds, after.Kinds) {
 		b, a := before.Kinds[key], after.Kinds[key]
+		if b != nil && a == nil && after.broken(b.Package) {
+			continue
+		}
 		switch {
 		case b == nil:
 			added = append(added, describe(key, a))
@@ -140,6 +154,8 @@ func diff(before, after *Snapshot) *Report {
 		switch {
 		case b == "":
 			through = append(through, fmt.Sprintf("+ %s (upstream.%s)", t, a))
+		case a == "" && len(after.BrokenModules) > 0:
+			through = append(through, fmt.Sprintf("- %s (upstream.%s; no longer reached, or reached only from a module that does not build)", t, b))
 		case a == "":
 			through = append(through, fmt.Sprintf("- %s (upstream.%s; its line may go)", t, b))
 		}
@@ -147,6 +163,12 @@ func diff(before, after *Snapshot) *Report {
 	add("Types passed through unread (opaque or foreign)", through)
 	add("Contract labels changed", labels)
 	return r
+}
+
+// broken reports whether pkg belongs to a module that does not build in s.
+func (s *Snapshot) broken(pkg string) bool {
+	_, ok := s.BrokenModules[moduleOf(pkg, s.Modules)]
+	return ok
 }
 
 func describe(key string, k *KindVersion) string {

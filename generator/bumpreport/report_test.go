@@ -95,3 +95,45 @@ func TestReportGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestReportBrokenModule: the kinds of a module that does not build at the new pins are not reported as
+// removed; the module is reported with go's message and what the module proxy offers.
+func TestReportBrokenModule(t *testing.T) {
+	kind := func(pkg, kind string) *KindVersion {
+		return &KindVersion{Package: pkg, Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: kind, Conversion: "NoConversion"}
+	}
+	before := &Snapshot{
+		Modules: map[string]string{"example.com/a": "v1.0.0", "example.com/b": "v1.0.0"},
+		Kinds: map[string]*KindVersion{
+			"infrastructure.cluster.x-k8s.io/v1beta1 A": kind("example.com/a/api/v1beta1", "A"),
+			"infrastructure.cluster.x-k8s.io/v1beta1 B": kind("example.com/b/api/v1beta1", "B"),
+		},
+	}
+	after := &Snapshot{
+		Modules: map[string]string{"example.com/a": "v1.1.0", "example.com/b": "v1.0.0"},
+		Kinds:   map[string]*KindVersion{},
+		BrokenModules: map[string]BrokenModule{"example.com/b": {
+			Version: "v1.0.0", Build: "api/v1beta1/types.go:3:2: no required module provides package example.com/a/errors",
+			Versions: "example.com/b v1.0.0",
+		}},
+	}
+	var got bytes.Buffer
+	if err := diff(before, after).Write(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := `## Upstream modules
+  example.com/a v1.0.0 -> v1.1.0
+
+## Modules that do not build at the new pins (not compared below: the project keeps its last good set until a release builds)
+  example.com/b v1.0.0: its API packages do not build:
+      api/v1beta1/types.go:3:2: no required module provides package example.com/a/errors
+    the module proxy lists: example.com/b v1.0.0
+
+## Kinds and versions removed
+  infrastructure.cluster.x-k8s.io/v1beta1 A (NoConversion, resource )
+
+`
+	if d := cmp.Diff(want, got.String()); d != "" {
+		t.Errorf("report (-want +got):\n%s", d)
+	}
+}

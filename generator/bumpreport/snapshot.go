@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -28,14 +30,29 @@ type Snapshot struct {
 	// PassedThrough maps the types the generator does not look into, reachable from a kind, to the table
 	// that lists them ("OpaqueTypes" or "ForeignTypes").
 	PassedThrough map[string]string `json:"passedThrough,omitempty"`
+	// BrokenModules are the upstream modules whose API packages do not build at these pins, each with
+	// go build's message and the versions the module proxy lists for it. The model is built without them.
+	BrokenModules map[string]BrokenModule `json:"brokenModules,omitempty"`
 	// Error is why the model could not be built at these pins, and Problems the types it could not
 	// classify (when that is why).
 	Error    string          `json:"error,omitempty"`
 	Problems []model.Problem `json:"problems,omitempty"`
 }
 
+// BrokenModule is an upstream module whose API packages do not build.
+type BrokenModule struct {
+	Version string `json:"version"`
+	// Build is go build's message (first lines).
+	Build string `json:"build"`
+	// Versions is what `go list -m -versions` says of the module: the versions the module proxy lists,
+	// or why it lists none.
+	Versions string `json:"versions"`
+}
+
 // KindVersion is one kind at one version.
 type KindVersion struct {
+	// Package is the upstream Go package of the version.
+	Package  string `json:"package"`
 	Group    string `json:"group"`
 	Version  string `json:"version"`
 	Kind     string `json:"kind"`
@@ -61,8 +78,78 @@ func snapshotPins(root string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := model.Load(projectModule, upstream.Packages)
-	return takeSnapshot(m, err, mods), nil
+	pkgs := upstream.Packages
+	m, err := model.Load(projectModule, pkgs)
+	if err == nil {
+		return takeSnapshot(m, nil, mods), nil
+	}
+	// Find the modules whose packages do not build, and model the others.
+	broken := brokenModules(root, mods, pkgs)
+	if len(broken) == 0 {
+		return takeSnapshot(nil, err, mods), nil
+	}
+	var keep []upstream.Package
+	for _, p := range pkgs {
+		if _, ok := broken[moduleOf(p.Path, mods)]; !ok {
+			keep = append(keep, p)
+		}
+	}
+	m, err = model.Load(projectModule, keep)
+	s := takeSnapshot(m, err, mods)
+	s.BrokenModules = broken
+	return s, nil
+}
+
+// moduleOf returns the module of mods that holds pkg (the longest prefix), or "".
+func moduleOf(pkg string, mods map[string]string) string {
+	var best string
+	for m := range mods {
+		if strings.HasPrefix(pkg, m+"/") && len(m) > len(best) {
+			best = m
+		}
+	}
+	return best
+}
+
+// brokenModules builds the packages of each upstream module (go build, in root) and returns those that
+// fail, with what the module proxy offers instead.
+func brokenModules(root string, mods map[string]string, pkgs []upstream.Package) map[string]BrokenModule {
+	byModule := map[string][]string{}
+	for _, p := range pkgs {
+		if m := moduleOf(p.Path, mods); m != "" {
+			byModule[m] = append(byModule[m], p.Path)
+		}
+	}
+	out := map[string]BrokenModule{}
+	for _, mod := range slices.Sorted(maps.Keys(byModule)) {
+		build := exec.Command("go", append([]string{"build"}, byModule[mod]...)...)
+		build.Dir = root
+		msg, err := build.CombinedOutput()
+		if err == nil {
+			continue
+		}
+		list := exec.Command("go", "list", "-m", "-versions", mod)
+		list.Dir = root
+		versions, _ := list.CombinedOutput()
+		out[mod] = BrokenModule{Version: mods[mod], Build: firstLines(string(msg), 12), Versions: firstLines(string(versions), 2)}
+	}
+	return out
+}
+
+// firstLines returns the first n lines of s that are not go's download notices.
+func firstLines(s string, n int) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if strings.HasPrefix(l, "go: downloading ") {
+			continue
+		}
+		if len(out) == n {
+			out = append(out, "...")
+			break
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // takeSnapshot reduces a model, or the error of loading it, to a Snapshot.
@@ -82,7 +169,7 @@ func takeSnapshot(m *model.Model, loadErr error, modules map[string]string) *Sna
 	for _, pkg := range m.Packages {
 		for _, k := range pkg.Kinds {
 			kv := &KindVersion{
-				Group: pkg.Group, Version: pkg.Version, Kind: k.Name, Resource: k.Resource,
+				Package: pkg.Path, Group: pkg.Group, Version: pkg.Version, Kind: k.Name, Resource: k.Resource,
 				Storage: k.Storage, Unserved: k.Unserved, Conversion: k.Conversion.String(),
 				Fields:         fields(m, k.Type),
 				GroupPaths:     slices.Sorted(slices.Values(k.Paths)),
