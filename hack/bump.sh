@@ -86,6 +86,10 @@ capi_dir="$(go mod download -json "sigs.k8s.io/cluster-api@$capi" | sed -n 's/^[
 if [[ -f "$capi_dir/core/main.go" ]]; then
 	sed -i 's|^\(\t_ "sigs.k8s.io/cluster-api\)"$|\1/core"|' hack/capi/tools.go
 	sed -i 's|\[capi-manager\]=sigs.k8s.io/cluster-api$|[capi-manager]=sigs.k8s.io/cluster-api/core|' hack/build-capi.sh
+	# and its manifests, the manager role among them, under core/config.
+	if [[ -f "$capi_dir/core/config/rbac/role.yaml" && ! -f "$capi_dir/config/rbac/role.yaml" ]]; then
+		sed -i 's|{Module: "sigs.k8s.io/cluster-api", File: "config/rbac/role.yaml"|{Module: "sigs.k8s.io/cluster-api", File: "core/config/rbac/role.yaml"|' apis/upstream/rbac.go
+	fi
 fi
 # v1.14 moved sigs.k8s.io/cluster-api/errors into the API module (api/deprecated/errors); the hand-written
 # Agent types (apis/upstream/agent) follow it.
@@ -128,7 +132,7 @@ fi
 
 log "snapshot of the model at the new pins"
 go run ./generator/bumpreport snapshot -o "$work/after.json"
-if grep -q '"error":\|"brokenModules":' "$work/after.json"; then
+if grep -q '"error":\|"brokenModules":\|"missingRoles":' "$work/after.json"; then
 	: >"$work/why"
 	finish 1 "the generator cannot build its model of every package at the new pins (see below)"
 fi

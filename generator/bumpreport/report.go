@@ -84,6 +84,14 @@ func diff(before, after *Snapshot) *Report {
 	}
 	add("Modules that do not build at the new pins (not compared below: the project keeps its last good set until a release builds)", broken)
 
+	var roles []string
+	for _, r := range after.MissingRoles {
+		if !slices.Contains(before.MissingRoles, r) {
+			roles = append(roles, r)
+		}
+	}
+	add("Upstream ClusterRoles (apis/upstream.Roles) missing at the new pins: fix their File", roles)
+
 	if after.Error != "" {
 		var lines []string
 		for _, p := range after.Problems {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -33,6 +35,9 @@ type Snapshot struct {
 	// BrokenModules are the upstream modules whose API packages do not build at these pins, each with
 	// go build's message and the versions the module proxy lists for it. The model is built without them.
 	BrokenModules map[string]BrokenModule `json:"brokenModules,omitempty"`
+	// MissingRoles are the upstream ClusterRole manifests of apis/upstream.Roles that are not in their
+	// module at these pins, each with the manifests of the same name the module has instead.
+	MissingRoles []string `json:"missingRoles,omitempty"`
 	// Error is why the model could not be built at these pins, and Problems the types it could not
 	// classify (when that is why).
 	Error    string          `json:"error,omitempty"`
@@ -78,10 +83,13 @@ func snapshotPins(root string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	missing := missingRoles(root)
 	pkgs := upstream.Packages
 	m, err := model.Load(projectModule, pkgs)
 	if err == nil {
-		return takeSnapshot(m, nil, mods), nil
+		s := takeSnapshot(m, nil, mods)
+		s.MissingRoles = missing
+		return s, nil
 	}
 	// Find the modules whose packages do not build, and model the others.
 	broken := brokenModules(root, mods, pkgs)
@@ -96,8 +104,38 @@ func snapshotPins(root string) (*Snapshot, error) {
 	}
 	m, err = model.Load(projectModule, keep)
 	s := takeSnapshot(m, err, mods)
-	s.BrokenModules = broken
+	s.BrokenModules, s.MissingRoles = broken, missing
 	return s, nil
+}
+
+// missingRoles checks that every manifest of upstream.Roles is in its module as root/go.mod resolves it
+// (the generator mirrors them), and suggests the files of the same name the module has instead.
+func missingRoles(root string) []string {
+	var out []string
+	for _, r := range upstream.Roles {
+		list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", r.Module)
+		list.Dir = root
+		dir, err := list.Output()
+		if err != nil || strings.TrimSpace(string(dir)) == "" {
+			out = append(out, fmt.Sprintf("%s: module %s is not resolved (go list -m: %v)", r.Name, r.Module, err))
+			continue
+		}
+		modDir := strings.TrimSpace(string(dir))
+		if _, err := os.Stat(filepath.Join(modDir, r.File)); err == nil {
+			continue
+		}
+		var instead []string
+		_ = filepath.WalkDir(modDir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, string(filepath.Separator)+filepath.Base(r.File)) &&
+				strings.Contains(p, "config"+string(filepath.Separator)+"rbac") {
+				rel, _ := filepath.Rel(modDir, p)
+				instead = append(instead, rel)
+			}
+			return nil
+		})
+		out = append(out, fmt.Sprintf("%s: %s has no %s; it has: %s", r.Name, r.Module, r.File, strings.Join(instead, ", ")))
+	}
+	return out
 }
 
 // moduleOf returns the module of mods that holds pkg (the longest prefix), or "".
