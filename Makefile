@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate verify test test-unit test-e2e bench fuzz demo kube clean
+.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench fuzz demo kube clean
 
 all: build
 
@@ -60,6 +60,18 @@ generate: $(CONTROLLER_GEN)
 verify: generate
 	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
+
+## bump: CAPI=<version> [PROVIDER="<module>@<version> ..."] [PLATFORM=<version>]: update the pins (go.mod,
+## hack/capi, hack/tools, the platform CRDs of e2e), regenerate, and print the bump report (hack/bump.sh)
+CAPI ?=
+PROVIDER ?=
+PLATFORM ?=
+bump:
+	PLATFORM="$(PLATFORM)" hack/bump.sh "$(CAPI)" $(PROVIDER)
+
+## bump-rehearsal: the same in a throw-away copy of the committed tree; prints the report, changes nothing
+bump-rehearsal:
+	PLATFORM="$(PLATFORM)" hack/bump-rehearsal.sh "$(CAPI)" $(PROVIDER)
 
 ## kube: build (or reuse from the cache) kube-apiserver, etcd, kube-controller-manager and kubectl
 kube:

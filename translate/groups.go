@@ -38,14 +38,6 @@ func newDirection(name string, reverse bool) Direction {
 // String returns "ToPrivate" or "ToUpstream".
 func (d Direction) String() string { return d.name }
 
-// Reverse returns the opposite direction.
-func (d Direction) Reverse() Direction {
-	if d.name == ToPrivate.name {
-		return ToUpstream
-	}
-	return ToPrivate
-}
-
 // Group maps an API group. A group outside the table (including "" for the core group) is returned as is.
 func (d Direction) Group(group string) string {
 	if to, ok := d.groups[group]; ok {

@@ -233,10 +233,6 @@ func objectMetaPaths() *Node {
 	return n
 }
 
-// MetadataPaths is the tree for any object that is not a mapped kind (a Secret owned by a Cluster): only its
-// metadata can carry a mapped group.
-var MetadataPaths = &Node{Fields: map[string]*Node{"metadata": ObjectMetaPaths}}
-
 func (n *Node) field(name string) *Node {
 	if n.Fields == nil {
 		n.Fields = map[string]*Node{}

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -106,8 +107,9 @@ type Table struct {
 	byUpGK     map[schema.GroupKind][]*Route
 }
 
-// NewTable indexes routes. It panics if two routes claim the same resource or kind: routes come from
-// generated code, so that is a generator bug.
+// NewTable indexes routes. It panics if two routes share an upstream GroupVersionResource, a private
+// GroupVersionResource, an upstream GroupVersionKind or a private GroupVersionKind: routes come from
+// generated code, so that is a generator bug, and a lookup by any of them must name one route.
 func NewTable(routes []Route) *Table {
 	t := &Table{
 		byUpstream: map[schema.GroupVersionResource]*Route{},
@@ -118,18 +120,23 @@ func NewTable(routes []Route) *Table {
 	}
 	for i := range routes {
 		r := &routes[i]
-		if _, dup := t.byUpstream[r.Upstream]; dup {
-			panic("translate.NewTable: duplicate route " + r.Upstream.String())
-		}
+		index(t.byUpstream, r.Upstream, r, "upstream resource")
+		index(t.byPrivate, r.Private, r, "private resource")
+		index(t.byUpGVK, r.UpstreamGVK(), r, "upstream kind")
+		index(t.byPrivGVK, r.PrivateGVK(), r, "private kind")
 		t.routes = append(t.routes, r)
-		t.byUpstream[r.Upstream] = r
-		t.byPrivate[r.Private] = r
-		t.byUpGVK[r.UpstreamGVK()] = r
-		t.byPrivGVK[r.PrivateGVK()] = r
 		gk := r.UpstreamGVK().GroupKind()
 		t.byUpGK[gk] = append(t.byUpGK[gk], r)
 	}
 	return t
+}
+
+// index adds r to m under key, and panics if another route holds key.
+func index[K comparable](m map[K]*Route, key K, r *Route, what string) {
+	if other, dup := m[key]; dup {
+		panic(fmt.Sprintf("translate.NewTable: duplicate %s %v: routes %s and %s", what, key, other.Upstream, r.Upstream))
+	}
+	m[key] = r
 }
 
 // Routes returns every route, in generated order (by group, kind, version).

@@ -48,7 +48,7 @@ func (e *Emitter) Converters(pkg *model.Package) error {
 					body = append(body, e.member(t, mem, d)...)
 				}
 			case types.Alias:
-				body = e.conv(t.Underlying, jen.Id("in"), jen.Id("out"), d)
+				body = e.conv(t.Underlying, nil, nil, d)
 			default:
 				return fmt.Errorf("%s: cannot convert %s type %s", pkg.Path, t.Kind, t.Name)
 			}
@@ -72,7 +72,7 @@ func sideName(s side) string {
 // member converts one struct field.
 func (e *Emitter) member(owner *types.Type, mem types.Member, d direction) []jen.Code {
 	in := jen.Id("in").Dot(mem.Name)
-	if g := model.GroupField(owner, mem); g != "" {
+	if g := e.M.GroupField(owner, mem); g != "" {
 		fn := jen.Qual(translatePath, d.translate).Dot(groupFunc(g))
 		if mem.Type.Kind == types.Pointer {
 			return []jen.Code{jen.If(jen.Id("in").Dot(mem.Name).Op("!=").Nil()).Block(
@@ -106,8 +106,13 @@ func (e *Emitter) copyValue(t *types.Type, in *jen.Statement, d direction) jen.C
 }
 
 // conv converts *inPtr into *outPtr for a type that carries a group. inPtr and outPtr are pointer
-// expressions; nested levels rebind in and out, as conversion-gen does.
+// expressions; nested levels rebind in and out, as conversion-gen does. nil for both means the
+// function's own in and out, which need no rebinding.
 func (e *Emitter) conv(t *types.Type, inPtr, outPtr jen.Code, d direction) []jen.Code {
+	bound := inPtr == nil
+	if bound {
+		inPtr, outPtr = jen.Id("in"), jen.Id("out")
+	}
 	if sp := model.SpecialOf(t); sp != "" {
 		return []jen.Code{jen.Qual(translatePath, d.translate).Dot(string(sp)).Call(inPtr, outPtr)}
 	}
@@ -125,8 +130,14 @@ func (e *Emitter) conv(t *types.Type, inPtr, outPtr jen.Code, d direction) []jen
 		}
 		return e.conv(t.Elem, inE, outE, d)
 	}
+	block := func(stmt jen.Code) []jen.Code {
+		if bound {
+			return []jen.Code{stmt}
+		}
+		return []jen.Code{jen.Block(rebind, stmt)}
+	}
 	ifSet := func(body ...jen.Code) []jen.Code {
-		return []jen.Code{jen.Block(rebind, jen.If(star(in).Op("!=").Nil()).Block(body...).Else().Block(star(out).Op("=").Nil()))}
+		return block(jen.If(star(in).Op("!=").Nil()).Block(body...).Else().Block(star(out).Op("=").Nil()))
 	}
 	switch t.Kind {
 	case types.Pointer:
@@ -150,8 +161,8 @@ func (e *Emitter) conv(t *types.Type, inPtr, outPtr jen.Code, d direction) []jen
 				append(elem(jen.Op("&").Id("v"), jen.Op("&").Id("o")), jen.Parens(star(out)).Index(key).Op("=").Id("o"))...)...),
 		)
 	case types.Array:
-		return []jen.Code{jen.Block(rebind, jen.For(jen.Id("i").Op(":=").Range().Add(star(in))).Block(
-			elem(jen.Op("&").Parens(star(in)).Index(jen.Id("i")), jen.Op("&").Parens(star(out)).Index(jen.Id("i")))...))}
+		return block(jen.For(jen.Id("i").Op(":=").Range().Add(star(in))).Block(
+			elem(jen.Op("&").Parens(star(in)).Index(jen.Id("i")), jen.Op("&").Parens(star(out)).Index(jen.Id("i")))...))
 	}
 	panic(fmt.Sprintf("emit: cannot convert %s type %s", t.Kind, t))
 }

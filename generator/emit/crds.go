@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/openshift/hypershift-capi-proxy/generator/model"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // Placeholders of the conversion webhook the committed private CRDs name, as upstream's kustomize bases
@@ -37,10 +37,10 @@ const (
 // when all its versions have the same schema: otherwise generation fails. The files are rewritten with
 // sigs.k8s.io/yaml, which reproduces controller-gen's formatting byte for byte.
 func (e *Emitter) ConversionStanzas(dir string) error {
-	conversions := map[string]model.Conversion{} // "plural.privategroup" -> hub or spoke
+	conversions := map[string]translate.Conversion{} // "plural.privategroup" -> hub or spoke
 	for _, pkg := range e.M.Packages {
 		for _, k := range pkg.Kinds {
-			if k.Conversion != model.NoConversion {
+			if k.Conversion != translate.NoConversion {
 				conversions[k.Resource+"."+pkg.PrivateGroup] = k.Conversion
 			}
 		}

@@ -3,7 +3,7 @@ package emit
 import (
 	"github.com/dave/jennifer/jen"
 
-	"github.com/openshift/hypershift-capi-proxy/generator/model"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and version
@@ -15,9 +15,6 @@ func (e *Emitter) Routes() error {
 	e.importAliases(f)
 	schema := "k8s.io/apimachinery/pkg/runtime/schema"
 	strs := func(ss []string) jen.Code {
-		if len(ss) == 0 {
-			return jen.Nil()
-		}
 		var c []jen.Code
 		for _, s := range ss {
 			c = append(c, jen.Lit(s))
@@ -33,34 +30,46 @@ func (e *Emitter) Routes() error {
 				paths = append(paths, jen.Line().Lit(p))
 			}
 			paths = append(paths, jen.Line())
-			fields := jen.Dict{
-				jen.Id("Upstream"): jen.Qual(schema, "GroupVersionResource").Values(jen.Dict{
-					jen.Id("Group"): jen.Lit(pkg.Group), jen.Id("Version"): jen.Lit(pkg.Version), jen.Id("Resource"): jen.Lit(k.Resource)}),
-				jen.Id("Private"): jen.Qual(schema, "GroupVersionResource").Values(jen.Dict{
-					jen.Id("Group"): jen.Lit(pkg.PrivateGroup), jen.Id("Version"): jen.Lit(pkg.Version), jen.Id("Resource"): jen.Lit(k.Resource)}),
-				jen.Id("Kind"):         jen.Lit(k.Name),
-				jen.Id("ListKind"):     jen.Lit(k.ListName),
-				jen.Id("Singular"):     jen.Lit(k.Singular),
-				jen.Id("Namespaced"):   jen.Lit(k.Namespaced),
-				jen.Id("Subresources"): strs(k.Subresources),
-				jen.Id("ShortNames"):   strs(k.ShortNames),
-				jen.Id("Categories"):   strs(k.Categories),
-				jen.Id("Storage"):      jen.Lit(k.Storage),
-				jen.Id("Object"):       jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.Name+"ToPrivate"), jen.Qual(conv, k.Name+"ToUpstream")),
-				jen.Id("List"):         jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.ListName+"ToPrivate"), jen.Qual(conv, k.ListName+"ToUpstream")),
-				jen.Id("Paths"):        jen.Qual(translatePath, "Paths").Call(paths...),
+			// Fields in the declaration order of translate.Route; zero values are left out, so that the table
+			// reads like one a person wrote.
+			var fields []jen.Code
+			field := func(name string, v jen.Code) { fields = append(fields, jen.Line().Id(name).Op(":").Add(v)) }
+			gvr := func(group string) jen.Code {
+				return jen.Qual(schema, "GroupVersionResource").Values(jen.Id("Group").Op(":").Lit(group),
+					jen.Id("Version").Op(":").Lit(pkg.Version), jen.Id("Resource").Op(":").Lit(k.Resource))
 			}
-			// Zero values are left out, so that the table reads like one a person wrote.
+			field("Upstream", gvr(pkg.Group))
+			field("Private", gvr(pkg.PrivateGroup))
+			field("Kind", jen.Lit(k.Name))
+			field("ListKind", jen.Lit(k.ListName))
+			field("Singular", jen.Lit(k.Singular))
+			if k.Namespaced {
+				field("Namespaced", jen.True())
+			}
+			for _, f := range []struct {
+				name string
+				ss   []string
+			}{{"Subresources", k.Subresources}, {"ShortNames", k.ShortNames}, {"Categories", k.Categories}} {
+				if len(f.ss) > 0 {
+					field(f.name, strs(f.ss))
+				}
+			}
+			if k.Storage {
+				field("Storage", jen.True())
+			}
 			if k.Unserved {
-				fields[jen.Id("Unserved")] = jen.True()
+				field("Unserved", jen.True())
 			}
-			if k.Conversion != model.NoConversion {
-				fields[jen.Id("Conversion")] = jen.Qual(translatePath, conversionConst[k.Conversion])
+			if k.Conversion != translate.NoConversion {
+				field("Conversion", jen.Qual(translatePath, k.Conversion.String()))
 			}
-			if labels := e.contractLabels(pkg, k.Name); labels != nil {
-				fields[jen.Id("ContractLabels")] = labelsLit(labels)
+			if labels := e.ContractLabels(pkg, k.Name); labels != nil {
+				field("ContractLabels", labelsLit(labels))
 			}
-			routes = append(routes, jen.Values(fields))
+			field("Object", jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.Name+"ToPrivate"), jen.Qual(conv, k.Name+"ToUpstream")))
+			field("Paths", jen.Qual(translatePath, "Paths").Call(paths...))
+			field("List", jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.ListName+"ToPrivate"), jen.Qual(conv, k.ListName+"ToUpstream")))
+			routes = append(routes, jen.Values(append(fields, jen.Line())...))
 		}
 	}
 	var setters []jen.Code
@@ -87,12 +96,6 @@ func (e *Emitter) Routes() error {
 		g.Line()
 	})
 	return e.write(f, "zz_generated/routes", "zz_generated.routes.go")
-}
-
-// conversionConst names the translate.Conversion constant of a model conversion.
-var conversionConst = map[model.Conversion]string{
-	model.HubConversion:   "Hub",
-	model.SpokeConversion: "Spoke",
 }
 
 // labelsLit is a map[string]string literal of labels, or nil.

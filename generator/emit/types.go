@@ -46,7 +46,7 @@ func (e *Emitter) PrivateTypes(pkg *model.Package) error {
 			s.Add(comment(rewriteMarker(l))).Line()
 		}
 		if isKind(pkg, t) {
-			labels := e.contractLabels(pkg, t.Name.Name)
+			labels := e.ContractLabels(pkg, t.Name.Name)
 			for _, k := range slices.Sorted(maps.Keys(labels)) {
 				s.Add(comment(fmt.Sprintf("+kubebuilder:metadata:labels=%q", k+"="+labels[k]))).Line()
 			}
@@ -135,13 +135,13 @@ func isKind(pkg *model.Package, t *types.Type) bool {
 	return false
 }
 
-// contractLabels returns CAPI's contract labels for kind of pkg's group, label key to value
+// ContractLabels returns CAPI's contract labels for kind of pkg's group, label key to value
 // ("cluster.x-k8s.io/v1beta2": "v1beta2"): for every contract, the versions of the kind whose package
 // implements it, served versions only. They are computed per kind, not per group, because one group holds
 // kinds of several providers, each with its own versions (CAPA's AWSCluster: v1beta1_v1beta2; CAPZ's
 // AzureCluster: v1beta1). The CRD carries them as labels and the route table repeats them for the
 // proxy's apiVersion getter.
-func (e *Emitter) contractLabels(pkg *model.Package, kind string) map[string]string {
+func (e *Emitter) ContractLabels(pkg *model.Package, kind string) map[string]string {
 	byContract := map[string][]string{}
 	for _, p := range e.M.Packages {
 		if p.Group != pkg.Group || p.Contract == "" {

@@ -2,12 +2,12 @@ package model
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"k8s.io/gengo/v2/types"
-
-	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 )
 
 // Special is how the converters translate a type that package translate owns.
@@ -50,19 +50,32 @@ var knownScalars = map[types.Name]bool{
 // SpecialOf returns the translate helper of t, or "".
 func SpecialOf(t *types.Type) Special { return specials[t.Name].helper }
 
-// Opaque reports whether t passes through untouched: a free-form JSON type listed in
-// upstream.OpaqueTypes, or a type of another API listed in upstream.ForeignTypes.
-func Opaque(t *types.Type) bool {
+// Opaque reports whether t passes through untouched: a free-form JSON type listed in Tables.OpaqueTypes,
+// or a type of another API listed in Tables.ForeignTypes.
+func (m *Model) Opaque(t *types.Type) bool {
 	key := t.Name.Package + "." + t.Name.Name
-	_, opaque := upstream.OpaqueTypes[key]
-	_, foreign := upstream.ForeignTypes[key]
+	_, opaque := m.tables.OpaqueTypes[key]
+	_, foreign := m.tables.ForeignTypes[key]
 	return opaque || foreign
 }
 
+// OpaqueTable names the table that lists t as passed through ("OpaqueTypes" or "ForeignTypes"), or "".
+func (m *Model) OpaqueTable(t *types.Type) string {
+	key := t.Name.Package + "." + t.Name.Name
+	if _, ok := m.tables.OpaqueTypes[key]; ok {
+		return "OpaqueTypes"
+	}
+	if _, ok := m.tables.ForeignTypes[key]; ok {
+		return "ForeignTypes"
+	}
+	return ""
+}
+
 // GroupField returns how a field of owner carries a group: "apiVersion" ("group/version"), "group" (a bare
-// group) or "" (it does not), judged by its JSON name and its (pointer to) string type.
-func GroupField(owner *types.Type, mem types.Member) string {
-	if _, ok := upstream.NotGroupFields[owner.Name.Package+"."+owner.Name.Name+"."+mem.Name]; ok {
+// group) or "" (it does not, or it is listed in Tables.NotGroupFields), judged by its JSON name and its
+// (pointer to) string type.
+func (m *Model) GroupField(owner *types.Type, mem types.Member) string {
+	if _, ok := m.tables.NotGroupFields[owner.Name.Package+"."+owner.Name.Name+"."+mem.Name]; ok {
 		return ""
 	}
 	t := mem.Type
@@ -81,44 +94,18 @@ func GroupField(owner *types.Type, mem types.Member) string {
 	return ""
 }
 
-// JSONName returns the JSON name of a struct field, "" for an inlined (embedded or ",inline") one and "-"
-// for a field that is not serialized.
+// JSONName returns the JSON name of a struct field as encoding/json reads its tag: "" for an inlined
+// (embedded or ",inline") one, "-" for a field that is not serialized, the Go name for a field without a
+// name in its tag.
 func JSONName(mem types.Member) string {
-	tag := lookupTag(mem.Tags, "json")
-	name, opts, _ := strings.Cut(tag, ",")
-	if name == "" && (mem.Embedded || strings.Contains(","+opts+",", ",inline,")) {
+	name, opts, _ := strings.Cut(reflect.StructTag(mem.Tags).Get("json"), ",")
+	if name == "" && (mem.Embedded || slices.Contains(strings.Split(opts, ","), "inline")) {
 		return ""
 	}
 	if name == "" {
 		return mem.Name
 	}
 	return name
-}
-
-func lookupTag(tags, key string) string {
-	for tags != "" {
-		tags = strings.TrimLeft(tags, " ")
-		k, rest, ok := strings.Cut(tags, ":\"")
-		if !ok {
-			return ""
-		}
-		end := strings.Index(rest, "\"")
-		for end > 0 && rest[end-1] == '\\' {
-			next := strings.Index(rest[end+1:], "\"")
-			if next < 0 {
-				return ""
-			}
-			end += next + 1
-		}
-		if end < 0 {
-			return ""
-		}
-		if k == key {
-			return rest[:end]
-		}
-		tags = rest[end+1:]
-	}
-	return ""
 }
 
 // Carries reports whether values of t can hold a group anywhere inside, so that they need a converter
@@ -129,7 +116,14 @@ func (m *Model) Carries(t *types.Type) bool { return m.carries[t] }
 // JSONSchemaProps settle), and fails on a type it cannot see into.
 func (m *Model) classify() error {
 	var all []*types.Type
-	var problems []string
+	var problems []Problem
+	add := func(t *types.Type, format string, args ...any) {
+		p := Problem{Message: fmt.Sprintf(format, args...)}
+		if t != nil && t.Name.Package != "" {
+			p.Type = t.Name.Package + "." + t.Name.Name
+		}
+		problems = append(problems, p)
+	}
 	seen := map[*types.Type]bool{}
 	var walk func(t *types.Type, where string)
 	walk = func(t *types.Type, where string) {
@@ -138,7 +132,7 @@ func (m *Model) classify() error {
 		}
 		seen[t] = true
 		all = append(all, t)
-		if _, ok := specials[t.Name]; ok || knownScalars[t.Name] || Opaque(t) {
+		if _, ok := specials[t.Name]; ok || knownScalars[t.Name] || m.Opaque(t) {
 			return
 		}
 		if encodesItself(t) && m.PackageOf(t) != nil {
@@ -146,8 +140,8 @@ func (m *Model) classify() error {
 			// the encoding. Its fields are still walked, and it must not carry a group (checked below).
 			m.aliased[t] = true
 		} else if encodesItself(t) {
-			problems = append(problems, fmt.Sprintf("%s: type %s encodes itself (MarshalJSON) and may hide a group: "+
-				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name))
+			add(t, "%s: type %s encodes itself (MarshalJSON) and may hide a group: "+
+				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name)
 			return
 		}
 		switch t.Kind {
@@ -164,8 +158,8 @@ func (m *Model) classify() error {
 			walk(t.Underlying, where)
 		case types.Builtin:
 		default:
-			problems = append(problems, fmt.Sprintf("%s: cannot classify %s (kind %s): a %s may hide a group; "+
-				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name, t.Kind, t.Kind))
+			add(t, "%s: cannot classify %s (kind %s): its values may hide a group; "+
+				"list it in upstream.OpaqueTypes with the reason it never carries one", where, t.Name, t.Kind)
 		}
 	}
 	for _, pkg := range m.Packages {
@@ -175,8 +169,7 @@ func (m *Model) classify() error {
 		}
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
-		return fmt.Errorf("unclassifiable fields:\n  %s", strings.Join(problems, "\n  "))
+		return newUnclassifiedError(problems)
 	}
 
 	m.carries = map[*types.Type]bool{}
@@ -194,21 +187,50 @@ func (m *Model) classify() error {
 	}
 	for _, t := range all {
 		if m.carries[t] && t.Kind == types.Struct && m.PackageOf(t) == nil && SpecialOf(t) == "" {
-			problems = append(problems, fmt.Sprintf("shared type %s carries a group, but package translate has no "+
-				"helper for it: add one and list it in model.specials", t.Name))
+			add(nil, "shared type %s carries a group, but package translate has no "+
+				"helper for it: add one and list it in model.specials", t.Name)
 		}
 	}
 	for t := range m.aliased {
 		if m.carries[t] {
-			problems = append(problems, fmt.Sprintf("type %s encodes itself (MarshalJSON) and carries a group: "+
-				"its private twin cannot be an alias, and its encoding cannot be mirrored", t.Name))
+			add(nil, "type %s encodes itself (MarshalJSON) and carries a group: "+
+				"its private twin cannot be an alias, and its encoding cannot be mirrored", t.Name)
 		}
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
-		return fmt.Errorf("unclassifiable fields:\n  %s", strings.Join(problems, "\n  "))
+		return newUnclassifiedError(problems)
 	}
 	return nil
+}
+
+// UnclassifiedError is the error of Load when the generator cannot classify a type reachable from a
+// kind: one that encodes itself or that it cannot see into (an interface), or one that carries a group
+// where no converter can translate it.
+type UnclassifiedError struct {
+	// Problems, sorted by message.
+	Problems []Problem
+}
+
+// Problem is one type the generator cannot classify.
+type Problem struct {
+	// Type is the type's key as upstream.OpaqueTypes lists types ("<import path>.<type name>") when a
+	// line there would settle it, else "".
+	Type string
+	// Message names the field path that reaches the type and what to do.
+	Message string
+}
+
+func newUnclassifiedError(problems []Problem) *UnclassifiedError {
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Message < problems[j].Message })
+	return &UnclassifiedError{Problems: problems}
+}
+
+func (e *UnclassifiedError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Message
+	}
+	return "unclassifiable fields:\n  " + strings.Join(msgs, "\n  ")
 }
 
 // Aliased reports whether the private twin of a mirrored type is a type alias of it (the type has its own
@@ -225,13 +247,13 @@ func (m *Model) computeCarries(t *types.Type) bool {
 	if _, ok := specials[t.Name]; ok {
 		return true
 	}
-	if knownScalars[t.Name] || Opaque(t) {
+	if knownScalars[t.Name] || m.Opaque(t) {
 		return false
 	}
 	switch t.Kind {
 	case types.Struct:
 		for _, mem := range t.Members {
-			if GroupField(t, mem) != "" || m.carries[mem.Type] {
+			if m.GroupField(t, mem) != "" || m.carries[mem.Type] {
 				return true
 			}
 		}
@@ -271,7 +293,7 @@ func (m *Model) jsonPaths(root *types.Type) ([]string, error) {
 				if name == "-" {
 					continue
 				}
-				if g := GroupField(t, mem); g != "" {
+				if g := m.GroupField(t, mem); g != "" {
 					out = append(out, join(prefix, name)+"="+g)
 					continue
 				}

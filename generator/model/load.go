@@ -7,14 +7,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gobuffalo/flect"
+	gengo "k8s.io/gengo/v2"
 	"k8s.io/gengo/v2/parser"
 	"k8s.io/gengo/v2/types"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 const (
@@ -22,8 +25,14 @@ const (
 	corev1Path = "k8s.io/api/core/v1"
 )
 
-// Load parses pkgs with gengo and builds the model. module is this repository's Go module path.
+// Load parses pkgs with gengo and builds the model with the project's tables (UpstreamTables). module is
+// this repository's Go module path.
 func Load(module string, pkgs []upstream.Package) (*Model, error) {
+	return LoadWith(module, pkgs, UpstreamTables)
+}
+
+// LoadWith is Load with the given tables (the generator's tests load fixture packages with their own).
+func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, error) {
 	paths := make([]string, 0, len(pkgs))
 	for _, p := range pkgs {
 		paths = append(paths, p.Path)
@@ -37,7 +46,7 @@ func Load(module string, pkgs []upstream.Package) (*Model, error) {
 		return nil, fmt.Errorf("building the type universe: %w", err)
 	}
 
-	m := &Model{Module: module, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}}
+	m := &Model{Module: module, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}, tables: tables}
 	for _, up := range pkgs {
 		src := u.Package(up.Path)
 		if src == nil || len(src.Types) == 0 {
@@ -130,13 +139,13 @@ func (m *Model) conversions() error {
 			_, from := k.Type.Methods["ConvertFrom"]
 			switch {
 			case hub:
-				k.Conversion = HubConversion
+				k.Conversion = translate.Hub
 				hubs++
 				if !k.Storage {
 					problems = append(problems, fmt.Sprintf("%s: the hub %s is not the storage version", gk, k.Type.Name))
 				}
 			case to && from:
-				k.Conversion = SpokeConversion
+				k.Conversion = translate.Spoke
 				spokes++
 			}
 		}
@@ -169,49 +178,44 @@ func groupName(p *types.Package) (string, error) {
 			return "", err
 		}
 		for _, cg := range f.Comments {
-			for _, c := range cg.List {
-				if v, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(c.Text, "//")), "+groupName="); ok {
-					return strings.TrimSpace(v), nil
-				}
+			if v := gengo.ExtractCommentTags("+", strings.Split(cg.Text(), "\n"))["groupName"]; len(v) > 0 {
+				return strings.TrimSpace(v[0]), nil
 			}
 		}
 	}
 	return "", nil
 }
 
-// Markers returns the +marker lines of a type's doc comment and of the comment block above it (where
-// kubebuilder projects put +kubebuilder:object:root and friends), without the leading '+'.
-func Markers(t *types.Type) []string {
-	var out []string
-	for _, lines := range [][]string{t.SecondClosestCommentLines, t.CommentLines} {
-		for _, l := range lines {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "+"); ok {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
+// markers returns the +markers of a type's doc comment and of the comment block above it (where
+// kubebuilder projects put +kubebuilder:object:root and friends), as gengo.ExtractCommentTags reads them:
+// marker name to values ("+kubebuilder:storageversion" -> {"kubebuilder:storageversion": [""]}).
+func markers(t *types.Type) map[string][]string {
+	return gengo.ExtractCommentTags("+", append(slices.Clone(t.SecondClosestCommentLines), t.CommentLines...))
 }
 
+// hasMarker reports whether t carries the marker name, with or without a value or arguments
+// ("+kubebuilder:object:root=true", "+kubebuilder:subresource:status").
 func hasMarker(t *types.Type, name string) bool {
-	for _, m := range Markers(t) {
-		if m == name || strings.HasPrefix(m, name+"=") || strings.HasPrefix(m, name+":") {
+	for k := range markers(t) {
+		if k == name || strings.HasPrefix(k, name+":") {
 			return true
 		}
 	}
 	return false
 }
 
-// markerArgs returns the key=value arguments of the first marker named name
-// ("+kubebuilder:resource:path=machines,shortName=ma" -> {path: machines, shortName: ma}).
+// markerArgs returns the key=value arguments of a marker with arguments, as controller-tools writes them
+// ("+kubebuilder:resource:path=machines,shortName=ma" -> {path: machines, shortName: ma}), or nil.
+// gengo.ExtractCommentTags splits such a marker at its first '=' ("kubebuilder:resource:path" ->
+// "machines,shortName=ma"); the first argument's name is the rest of the key.
 func markerArgs(t *types.Type, name string) map[string]string {
-	for _, m := range Markers(t) {
-		rest, ok := strings.CutPrefix(m, name+":")
-		if !ok {
+	for k, vs := range markers(t) {
+		first, ok := strings.CutPrefix(k, name+":")
+		if !ok || len(vs) == 0 {
 			continue
 		}
 		args := map[string]string{}
-		for _, kv := range strings.Split(rest, ",") {
+		for _, kv := range strings.Split(first+"="+vs[0], ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			args[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
 		}

@@ -4,6 +4,7 @@ import (
 	"k8s.io/gengo/v2/types"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // Model is everything the emitters need, for all mirrored packages.
@@ -16,6 +17,27 @@ type Model struct {
 	byPath  map[string]*Package
 	carries map[*types.Type]bool
 	aliased map[*types.Type]bool
+	tables  Tables
+}
+
+// Tables are the hand-kept lists classification reads besides the Go types, each keyed
+// "<import path>.<type name>" (NotGroupFields: "<import path>.<type name>.<Go field name>") with the
+// reason the entry is safe.
+type Tables struct {
+	// OpaqueTypes are free-form JSON types that never carry a mapped group (upstream.OpaqueTypes).
+	OpaqueTypes map[string]string
+	// ForeignTypes are types of other APIs, passed through untouched (upstream.ForeignTypes).
+	ForeignTypes map[string]string
+	// NotGroupFields are apiVersion or apiGroup fields that never name a mapped group
+	// (upstream.NotGroupFields).
+	NotGroupFields map[string]string
+}
+
+// UpstreamTables are the project's tables, from package apis/upstream.
+var UpstreamTables = Tables{
+	OpaqueTypes:    upstream.OpaqueTypes,
+	ForeignTypes:   upstream.ForeignTypes,
+	NotGroupFields: upstream.NotGroupFields,
 }
 
 // Package is one mirrored upstream API package.
@@ -69,20 +91,10 @@ type Kind struct {
 	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
 	Paths []string
 	// Conversion says how upstream converts this version into the kind's other versions, read from the
-	// methods of its Go type (see Model.conversions).
-	Conversion Conversion
+	// methods of its Go type (see Model.conversions): translate.NoConversion (one version, or several
+	// whose Go types have no conversion methods; then their schemas must be equal, which the emitter
+	// checks on the CRD, and the CRD converts with strategy None), translate.Hub (the Go type has
+	// controller-runtime's conversion.Hub method Hub(); it must be the storage version) or translate.Spoke
+	// (conversion.Convertible's ConvertTo and ConvertFrom).
+	Conversion translate.Conversion
 }
-
-// Conversion is how a version of a kind converts into the kind's other versions.
-type Conversion string
-
-const (
-	// NoConversion: the kind has one version, or several whose Go types have no conversion methods; then
-	// their schemas must be equal (the emitter checks the CRD), and the CRD converts with strategy None.
-	NoConversion Conversion = ""
-	// HubConversion: the Go type has controller-runtime's conversion.Hub method Hub(). It must be the
-	// storage version.
-	HubConversion Conversion = "Hub"
-	// SpokeConversion: the Go type has conversion.Convertible's ConvertTo and ConvertFrom.
-	SpokeConversion Conversion = "Spoke"
-)

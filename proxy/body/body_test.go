@@ -173,7 +173,7 @@ func TestPatch(t *testing.T) {
 		{"apply patch in YAML", ApplyPatchYAML, route.Paths,
 			"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata:\n  name: m\n  labels:\n    cluster.x-k8s.io/cluster-name: c\nspec:\n  infrastructureRef:\n    apiGroup: infrastructure.cluster.x-k8s.io\n",
 			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","labels":{"cluster.x-k8s.io/cluster-name":"c"}},"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`},
-		{"strategic merge patch of a secret's owners", StrategicMergePatch, translate.MetadataPaths,
+		{"strategic merge patch of a secret's owners", StrategicMergePatch, &translate.Node{Fields: map[string]*translate.Node{"metadata": translate.ObjectMetaPaths}},
 			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}],"$setElementOrder/ownerReferences":[{"uid":"u"}]}}`,
 			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}],"$setElementOrder/ownerReferences":[{"uid":"u"}]}}`},
 	} {

@@ -4,10 +4,10 @@ package v1beta2
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	intstr "k8s.io/apimachinery/pkg/util/intstr"
-	errors "sigs.k8s.io/cluster-api/errors"
+	capierrors "sigs.k8s.io/cluster-api/errors"
 )
 
 // APIEndpoint represents a reachable Kubernetes API endpoint.
@@ -602,7 +602,7 @@ type ClusterV1Beta1DeprecatedStatus struct {
 	// Deprecated: This field is deprecated and is going to be removed when support for v1beta1 will be dropped. Please see https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20240916-improve-status-in-CAPI-resources.md for more details.
 	//
 	// +optional
-	FailureReason *errors.ClusterStatusError `json:"failureReason,omitempty"`
+	FailureReason *capierrors.ClusterStatusError `json:"failureReason,omitempty"`
 	// failureMessage indicates that there is a fatal problem reconciling the
 	// state, and will be set to a descriptive error message.
 	//
@@ -630,7 +630,7 @@ type ClusterVariable struct {
 	// i.e. it is not possible to have no type field.
 	// Ref: https://github.com/kubernetes-sigs/controller-tools/blob/d0e03a142d0ecdd5491593e941ee1d6b5d91dba6/pkg/crd/known_types.go#L106-L111
 	// +required
-	Value v1.JSON `json:"value,omitempty,omitzero"`
+	Value apiextensionsv1.JSON `json:"value,omitempty,omitzero"`
 }
 
 // Condition defines an observation of a Cluster API resource operational state.
@@ -1265,7 +1265,7 @@ type JSONPatch struct {
 	// which cannot be produced by another type (unset type field).
 	// Ref: https://github.com/kubernetes-sigs/controller-tools/blob/d0e03a142d0ecdd5491593e941ee1d6b5d91dba6/pkg/crd/known_types.go#L106-L111
 	// +optional
-	Value *v1.JSON `json:"value,omitempty"`
+	Value *apiextensionsv1.JSON `json:"value,omitempty"`
 	// valueFrom defines the value of the patch.
 	// Note: Either Value or ValueFrom is required for add and replace
 	// operations. Only one of them is allowed to be set at the same time.
@@ -1305,7 +1305,7 @@ type JSONSchemaProps struct {
 	Description string `json:"description,omitempty"`
 	// example is an example for this variable.
 	// +optional
-	Example *v1.JSON `json:"example,omitempty"`
+	Example *apiextensionsv1.JSON `json:"example,omitempty"`
 	// type is the type of the variable.
 	// Valid values are: object, array, string, integer, number or boolean.
 	// +optional
@@ -1418,11 +1418,11 @@ type JSONSchemaProps struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
-	Enum []v1.JSON `json:"enum,omitempty"`
+	Enum []apiextensionsv1.JSON `json:"enum,omitempty"`
 	// default is the default value of the variable.
 	// NOTE: Can be set for all types.
 	// +optional
-	Default *v1.JSON `json:"default,omitempty"`
+	Default *apiextensionsv1.JSON `json:"default,omitempty"`
 	// x-kubernetes-validations describes a list of validation rules written in the CEL expression language.
 	// +optional
 	// +listType=map
@@ -3410,7 +3410,7 @@ type MachinePoolV1Beta1DeprecatedStatus struct {
 	// Deprecated: This field is deprecated and is going to be removed when support for v1beta1 will be dropped. Please see https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20240916-improve-status-in-CAPI-resources.md for more details.
 	//
 	// +optional
-	FailureReason *errors.MachinePoolStatusFailure `json:"failureReason,omitempty"`
+	FailureReason *capierrors.MachinePoolStatusFailure `json:"failureReason,omitempty"`
 	// failureMessage indicates that there is a problem reconciling the state,
 	// and will be set to a descriptive error message.
 	//
@@ -3659,7 +3659,7 @@ type MachineSetV1Beta1DeprecatedStatus struct {
 	// Deprecated: This field is deprecated and is going to be removed when support for v1beta1 will be dropped. Please see https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20240916-improve-status-in-CAPI-resources.md for more details.
 	//
 	// +optional
-	FailureReason *errors.MachineSetStatusError `json:"failureReason,omitempty"`
+	FailureReason *capierrors.MachineSetStatusError `json:"failureReason,omitempty"`
 	// failureMessage will be set in the event that there is a terminal problem
 	// reconciling the Machine and will contain a more verbose string suitable
 	// for logging and human consumption.
@@ -3909,7 +3909,7 @@ type MachineV1Beta1DeprecatedStatus struct {
 	// Deprecated: This field is deprecated and is going to be removed when support for v1beta1 will be dropped. Please see https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20240916-improve-status-in-CAPI-resources.md for more details.
 	//
 	// +optional
-	FailureReason *errors.MachineStatusError `json:"failureReason,omitempty"`
+	FailureReason *capierrors.MachineStatusError `json:"failureReason,omitempty"`
 	// failureMessage will be set in the event that there is a terminal problem
 	// reconciling the Machine and will contain a more verbose string suitable
 	// for logging and human consumption.

@@ -3,11 +3,12 @@
 package v1alpha1
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	v1 "kubevirt.io/api/core/v1"
-	errors "sigs.k8s.io/cluster-api/errors"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	capierrors "sigs.k8s.io/cluster-api/errors"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // APIEndpoint represents a reachable Kubernetes API endpoint.
@@ -195,7 +196,7 @@ type KubevirtMachineStatus struct {
 	// can be added as events to the Machine object and/or logged in the
 	// controller's output.
 	// +optional
-	FailureReason *errors.MachineStatusError `json:"failureReason,omitempty"`
+	FailureReason *capierrors.MachineStatusError `json:"failureReason,omitempty"`
 	// FailureMessage will be set in the event that there is a terminal problem
 	// reconciling the Machine and will contain a more verbose string suitable
 	// for logging and human consumption.
@@ -286,5 +287,5 @@ type VirtualMachineTemplateSpec struct {
 	// +nullable
 	ObjectMeta metav1.ObjectMeta `json:"metadata,omitempty"`
 	// VirtualMachineSpec contains the VirtualMachine specification.
-	Spec v1.VirtualMachineSpec `json:"spec,omitempty" valid:"required"`
+	Spec kubevirtv1.VirtualMachineSpec `json:"spec,omitempty" valid:"required"`
 }

@@ -3,11 +3,12 @@
 package v1beta1
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	errors "sigs.k8s.io/cluster-api-provider-openstack/pkg/utils/errors"
 	optional "sigs.k8s.io/cluster-api-provider-openstack/pkg/utils/optional"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 type APIServerLoadBalancer struct {

@@ -3,8 +3,9 @@
 package v1alpha1
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // ClientConfig contains the information to make a client

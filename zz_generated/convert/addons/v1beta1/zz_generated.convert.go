@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upaddonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
+
 	privaddonsv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/addons/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upaddonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
-	"unsafe"
 )
 
 // ClusterResourceSetToPrivate converts the upstream type into the private twin.

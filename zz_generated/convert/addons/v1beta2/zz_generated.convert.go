@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upaddonsv1beta2 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
+
 	privaddonsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/addons/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upaddonsv1beta2 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
-	"unsafe"
 )
 
 // ClusterResourceSetToPrivate converts the upstream type into the private twin.

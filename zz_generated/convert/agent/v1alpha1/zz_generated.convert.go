@@ -4,10 +4,11 @@
 package v1alpha1
 
 import (
+	"unsafe"
+
 	privagentv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/agent/v1alpha1"
 	upagentv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/upstream/agent/v1alpha1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	"unsafe"
 )
 
 // AgentClusterToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,11 @@
 package v1beta1
 
 import (
+	"unsafe"
+
 	privagentv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/agent/v1beta1"
 	upagentv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/upstream/agent/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	"unsafe"
 )
 
 // AgentClusterToPrivate converts the upstream type into the private twin.

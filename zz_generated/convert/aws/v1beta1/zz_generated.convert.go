@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upawsv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta1"
+
 	privawsv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawsv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta1"
-	"unsafe"
 )
 
 // AWSClusterToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upawsv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta2"
+
 	privawsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawsv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta2"
-	"unsafe"
 )
 
 // AWSClusterToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1alpha1
 
 import (
+	"unsafe"
+
+	upazurev1alpha1 "sigs.k8s.io/cluster-api-provider-azure/api/v1alpha1"
+
 	privazurev1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/azure/v1alpha1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upazurev1alpha1 "sigs.k8s.io/cluster-api-provider-azure/api/v1alpha1"
-	"unsafe"
 )
 
 // AzureASOManagedClusterToPrivate converts the upstream type into the private twin.

@@ -4,13 +4,15 @@
 package v1beta1
 
 import (
-	privazurev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/azure/v1beta1"
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
-	translate "github.com/openshift/hypershift-capi-proxy/translate"
+	"unsafe"
+
 	corev1 "k8s.io/api/core/v1"
 	upazurev1beta1 "sigs.k8s.io/cluster-api-provider-azure/api/v1beta1"
 	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	"unsafe"
+
+	privazurev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/azure/v1beta1"
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
+	translate "github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // AzureASOManagedClusterToPrivate converts the upstream type into the private twin.

@@ -4,11 +4,13 @@
 package v1beta1
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
-	translate "github.com/openshift/hypershift-capi-proxy/translate"
+	"unsafe"
+
 	corev1 "k8s.io/api/core/v1"
 	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	"unsafe"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
+	translate "github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // BootstrapToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upgcpv1beta1 "sigs.k8s.io/cluster-api-provider-gcp/api/v1beta1"
+
 	privgcpv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/gcp/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upgcpv1beta1 "sigs.k8s.io/cluster-api-provider-gcp/api/v1beta1"
-	"unsafe"
 )
 
 // GCPClusterToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1alpha1
 
 import (
+	"unsafe"
+
+	upipamv1alpha1 "sigs.k8s.io/cluster-api/api/ipam/v1alpha1"
+
 	privipamv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/ipam/v1alpha1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upipamv1alpha1 "sigs.k8s.io/cluster-api/api/ipam/v1alpha1"
-	"unsafe"
 )
 
 // IPAddressToPrivate converts the upstream type into the private twin.

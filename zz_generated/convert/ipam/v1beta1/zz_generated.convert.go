@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upipamv1beta1 "sigs.k8s.io/cluster-api/api/ipam/v1beta1"
+
 	privipamv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/ipam/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upipamv1beta1 "sigs.k8s.io/cluster-api/api/ipam/v1beta1"
-	"unsafe"
 )
 
 // IPAddressToPrivate converts the upstream type into the private twin.

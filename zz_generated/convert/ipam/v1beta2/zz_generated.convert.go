@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
+
 	privipamv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/ipam/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upipamv1beta2 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
-	"unsafe"
 )
 
 // IPAddressToPrivate converts the upstream type into the private twin.

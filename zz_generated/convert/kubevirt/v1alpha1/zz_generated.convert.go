@@ -4,13 +4,15 @@
 package v1alpha1
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
-	privkubevirtv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/kubevirt/v1alpha1"
-	translate "github.com/openshift/hypershift-capi-proxy/translate"
+	"unsafe"
+
 	corev1 "k8s.io/api/core/v1"
 	upkubevirtv1alpha1 "sigs.k8s.io/cluster-api-provider-kubevirt/api/v1alpha1"
 	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	"unsafe"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
+	privkubevirtv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/kubevirt/v1alpha1"
+	translate "github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // ControlPlaneServiceTemplateToPrivate converts the upstream type into the private twin.

@@ -4,13 +4,15 @@
 package v1alpha1
 
 import (
-	privopenstackv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/openstack/v1alpha1"
-	privopenstackv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/openstack/v1beta1"
-	translate "github.com/openshift/hypershift-capi-proxy/translate"
+	"unsafe"
+
 	corev1 "k8s.io/api/core/v1"
 	upopenstackv1alpha1 "sigs.k8s.io/cluster-api-provider-openstack/api/v1alpha1"
 	upopenstackv1beta1 "sigs.k8s.io/cluster-api-provider-openstack/api/v1beta1"
-	"unsafe"
+
+	privopenstackv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/openstack/v1alpha1"
+	privopenstackv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/openstack/v1beta1"
+	translate "github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // OpenStackClusterIdentityToPrivate converts the upstream type into the private twin.

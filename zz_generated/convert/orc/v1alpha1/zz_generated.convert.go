@@ -4,10 +4,12 @@
 package v1alpha1
 
 import (
+	"unsafe"
+
 	uporcv1alpha1 "github.com/k-orc/openstack-resource-controller/v2/api/v1alpha1"
+
 	privorcv1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/orc/v1alpha1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	"unsafe"
 )
 
 // AddressScopeToPrivate converts the upstream type into the private twin.

@@ -4,12 +4,14 @@
 package v1alpha1
 
 import (
+	"unsafe"
+
+	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	upruntimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1"
+
 	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	privruntimev1alpha1 "github.com/openshift/hypershift-capi-proxy/apis/private/runtime/v1alpha1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	upruntimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1"
-	"unsafe"
 )
 
 // ExtensionConfigToPrivate converts the upstream type into the private twin.

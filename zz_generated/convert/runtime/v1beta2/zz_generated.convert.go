@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upruntimev1beta2 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+
 	privruntimev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/runtime/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upruntimev1beta2 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
-	"unsafe"
 )
 
 // ExtensionConfigToPrivate converts the upstream type into the private twin.

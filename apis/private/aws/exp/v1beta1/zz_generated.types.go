@@ -3,9 +3,10 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	privawsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta2"
 	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ASGStatus is a status string returned by the autoscaling API.

@@ -3,12 +3,13 @@
 package v1beta2
 
 import (
-	privawscontrolplanerosav1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/controlplane/rosa/v1beta2"
-	privawsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta2"
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	intstr "k8s.io/apimachinery/pkg/util/intstr"
+
+	privawscontrolplanerosav1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/controlplane/rosa/v1beta2"
+	privawsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta2"
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // ASGStatus is a status string returned by the autoscaling API.

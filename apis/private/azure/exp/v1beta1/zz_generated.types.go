@@ -3,11 +3,12 @@
 package v1beta1
 
 import (
-	privazurev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/azure/v1beta1"
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	intstr "k8s.io/apimachinery/pkg/util/intstr"
+
+	privazurev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/azure/v1beta1"
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // +kubebuilder:object:root=true

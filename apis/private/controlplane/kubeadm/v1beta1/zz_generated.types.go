@@ -3,12 +3,13 @@
 package v1beta1
 
 import (
-	privbootstrapkubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/bootstrap/kubeadm/v1beta1"
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	intstr "k8s.io/apimachinery/pkg/util/intstr"
-	errors "sigs.k8s.io/cluster-api/errors"
+	capierrors "sigs.k8s.io/cluster-api/errors"
+
+	privbootstrapkubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/bootstrap/kubeadm/v1beta1"
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // +kubebuilder:object:root=true
@@ -224,7 +225,7 @@ type KubeadmControlPlaneStatus struct {
 	// Deprecated: This field is deprecated and is going to be removed when support for v1beta1 will be dropped. Please see https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20240916-improve-status-in-CAPI-resources.md for more details.
 	//
 	// +optional
-	FailureReason errors.KubeadmControlPlaneStatusError `json:"failureReason,omitempty"`
+	FailureReason capierrors.KubeadmControlPlaneStatusError `json:"failureReason,omitempty"`
 	// failureMessage indicates that there is a terminal problem reconciling the
 	// state, and will be set to a descriptive error message.
 	//

@@ -3,9 +3,10 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	privgcpv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/gcp/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // AuthenticatorGroupConfig is RBAC security group for use with Google security groups in Kubernetes RBAC.

@@ -3,10 +3,11 @@
 package v1beta3
 
 import (
-	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	intstr "k8s.io/apimachinery/pkg/util/intstr"
+
+	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 )
 
 // APIEndpoint represents a reachable Kubernetes API endpoint.

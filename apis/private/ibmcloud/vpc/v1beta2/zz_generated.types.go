@@ -3,9 +3,10 @@
 package v1beta2
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // AdditionalListenerSpec defines the desired state of an

@@ -3,11 +3,12 @@
 package v1beta1
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	v1 "k8s.io/api/rbac/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	errors "sigs.k8s.io/cluster-api/errors"
+	capierrors "sigs.k8s.io/cluster-api/errors"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // InterfaceNetworkReference describes a reference to another object in the same
@@ -158,7 +159,7 @@ type ProviderServiceAccountSpec struct {
 	// ref specifies the reference to the VSphereCluster for which the ProviderServiceAccount needs to be realized.
 	Ref *corev1.ObjectReference `json:"ref"`
 	// rules specifies the privileges that need to be granted to the service account.
-	Rules []v1.PolicyRule `json:"rules"`
+	Rules []rbacv1.PolicyRule `json:"rules"`
 	// targetNamespace is the namespace in the target cluster where the secret containing the generated service account
 	// token needs to be created.
 	TargetNamespace string `json:"targetNamespace"`
@@ -649,7 +650,7 @@ type VSphereMachineStatus struct {
 	// can be added as events to the Machine object and/or logged in the
 	// controller's output.
 	// +optional
-	FailureReason *errors.MachineStatusError `json:"failureReason,omitempty"`
+	FailureReason *capierrors.MachineStatusError `json:"failureReason,omitempty"`
 	// failureMessage will be set in the event that there is a terminal problem
 	// reconciling the Machine and will contain a more verbose string suitable
 	// for logging and human consumption.

@@ -3,11 +3,12 @@
 package v1beta2
 
 import (
-	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 	corev1 "k8s.io/api/core/v1"
-	v1 "k8s.io/api/rbac/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	errors "sigs.k8s.io/cluster-api/errors"
+	capierrors "sigs.k8s.io/cluster-api/errors"
+
+	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 )
 
 // APIEndpoint represents a reachable Kubernetes API endpoint.
@@ -203,7 +204,7 @@ type ProviderServiceAccountSpec struct {
 	// +required
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
-	Rules []v1.PolicyRule `json:"rules,omitempty"`
+	Rules []rbacv1.PolicyRule `json:"rules,omitempty"`
 	// targetNamespace is the namespace in the target cluster where the secret containing the generated service account
 	// token needs to be created.
 	// +required
@@ -885,7 +886,7 @@ type VSphereMachineV1Beta1DeprecatedStatus struct {
 	// Deprecated: This field is deprecated and is going to be removed when support for v1beta1 will be dropped. Please see https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20240916-improve-status-in-CAPI-resources.md for more details.
 	//
 	// +optional
-	FailureReason *errors.MachineStatusError `json:"failureReason,omitempty"`
+	FailureReason *capierrors.MachineStatusError `json:"failureReason,omitempty"`
 	// failureMessage will be set in the event that there is a terminal problem
 	// reconciling the Machine and will contain a more verbose string suitable
 	// for logging and human consumption.

@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upawsexpv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta1"
+
 	privawsexpv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/exp/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawsexpv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta1"
-	"unsafe"
 )
 
 // AWSFargateProfileToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upawsexpv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta2"
+
 	privawsexpv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/exp/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawsexpv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta2"
-	"unsafe"
 )
 
 // AWSFargateProfileToPrivate converts the upstream type into the private twin.

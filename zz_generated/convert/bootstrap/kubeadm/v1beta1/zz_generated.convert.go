@@ -4,12 +4,14 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upbootstrapkubeadmv1beta1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1"
+	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+
 	privbootstrapkubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/bootstrap/kubeadm/v1beta1"
 	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upbootstrapkubeadmv1beta1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1"
-	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	"unsafe"
 )
 
 // ClusterConfigurationToPrivate converts the upstream type into the private twin.

@@ -4,12 +4,14 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upbootstrapkubeadmv1beta2 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	privbootstrapkubeadmv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/bootstrap/kubeadm/v1beta2"
 	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upbootstrapkubeadmv1beta2 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
-	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"unsafe"
 )
 
 // DiscoveryToPrivate converts the upstream type into the private twin.

@@ -4,13 +4,15 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upcontrolplanekubeadmv1beta1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1"
+	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+
 	privcontrolplanekubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/controlplane/kubeadm/v1beta1"
 	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
 	convbootstrapkubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/bootstrap/kubeadm/v1beta1"
-	upcontrolplanekubeadmv1beta1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1"
-	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	"unsafe"
 )
 
 // KubeadmControlPlaneToPrivate converts the upstream type into the private twin.

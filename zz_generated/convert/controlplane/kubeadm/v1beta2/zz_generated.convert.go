@@ -4,14 +4,16 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upcontrolplanekubeadmv1beta2 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
+	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	privcontrolplanekubeadmv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/controlplane/kubeadm/v1beta2"
 	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
 	convbootstrapkubeadmv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/bootstrap/kubeadm/v1beta2"
 	convcorev1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/core/v1beta2"
-	upcontrolplanekubeadmv1beta2 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
-	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"unsafe"
 )
 
 // KubeadmControlPlaneToPrivate converts the upstream type into the private twin.

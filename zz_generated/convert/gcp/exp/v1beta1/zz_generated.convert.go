@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upgcpexpv1beta1 "sigs.k8s.io/cluster-api-provider-gcp/exp/api/v1beta1"
+
 	privgcpexpv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/gcp/exp/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upgcpexpv1beta1 "sigs.k8s.io/cluster-api-provider-gcp/exp/api/v1beta1"
-	"unsafe"
 )
 
 // GCPMachinePoolToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upibmcloudpowervsv1beta2 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta2"
+
 	privibmcloudpowervsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/ibmcloud/powervs/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upibmcloudpowervsv1beta2 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta2"
-	"unsafe"
 )
 
 // IBMPowerVSClusterToPrivate converts the upstream type into the private twin.

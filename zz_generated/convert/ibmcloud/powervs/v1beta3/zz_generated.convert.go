@@ -4,10 +4,12 @@
 package v1beta3
 
 import (
+	"unsafe"
+
+	upibmcloudpowervsv1beta3 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta3"
+
 	privibmcloudpowervsv1beta3 "github.com/openshift/hypershift-capi-proxy/apis/private/ibmcloud/powervs/v1beta3"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upibmcloudpowervsv1beta3 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta3"
-	"unsafe"
 )
 
 // IBMPowerVSClusterToPrivate converts the upstream type into the private twin.

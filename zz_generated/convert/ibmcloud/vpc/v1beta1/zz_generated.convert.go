@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upibmcloudvpcv1beta1 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta1"
+
 	privibmcloudvpcv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/ibmcloud/vpc/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upibmcloudvpcv1beta1 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta1"
-	"unsafe"
 )
 
 // IBMVPCClusterToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upibmcloudvpcv1beta2 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta2"
+
 	privibmcloudvpcv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/ibmcloud/vpc/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upibmcloudvpcv1beta2 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta2"
-	"unsafe"
 )
 
 // IBMVPCClusterToPrivate converts the upstream type into the private twin.

@@ -4,12 +4,14 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upvspheregovmomiv1beta2 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2"
+	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
 	privvspheregovmomiv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/vsphere/govmomi/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upvspheregovmomiv1beta2 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta2"
-	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"unsafe"
 )
 
 // IPPoolReferenceToPrivate converts the upstream type into the private twin.

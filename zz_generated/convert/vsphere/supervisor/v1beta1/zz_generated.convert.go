@@ -4,11 +4,13 @@
 package v1beta1
 
 import (
-	privvspheresupervisorv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/vsphere/supervisor/v1beta1"
-	translate "github.com/openshift/hypershift-capi-proxy/translate"
+	"unsafe"
+
 	corev1 "k8s.io/api/core/v1"
 	upvspheresupervisorv1beta1 "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta1"
-	"unsafe"
+
+	privvspheresupervisorv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/vsphere/supervisor/v1beta1"
+	translate "github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // InterfaceNetworkReferenceToPrivate converts the upstream type into the private twin.

@@ -4,13 +4,15 @@
 package v1beta2
 
 import (
-	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
-	privvspheresupervisorv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/vsphere/supervisor/v1beta2"
-	translate "github.com/openshift/hypershift-capi-proxy/translate"
+	"unsafe"
+
 	corev1 "k8s.io/api/core/v1"
 	upvspheresupervisorv1beta2 "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta2"
 	upcorev1beta2 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"unsafe"
+
+	privcorev1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
+	privvspheresupervisorv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/vsphere/supervisor/v1beta2"
+	translate "github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // InterfaceNetworkReferenceToPrivate converts the upstream type into the private twin.

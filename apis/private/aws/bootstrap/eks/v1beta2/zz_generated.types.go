@@ -3,9 +3,10 @@
 package v1beta2
 
 import (
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
+
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // ContainerdOptions are additional parameters passed to containerd.

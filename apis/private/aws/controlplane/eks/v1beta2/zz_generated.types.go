@@ -3,10 +3,11 @@
 package v1beta2
 
 import (
-	privawsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta2"
-	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	privawsv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/v1beta2"
+	privcorev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta1"
 )
 
 // +kubebuilder:object:root=true

@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upawsbootstrapeksv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta1"
+
 	privawsbootstrapeksv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/bootstrap/eks/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawsbootstrapeksv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta1"
-	"unsafe"
 )
 
 // EKSConfigToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upawsbootstrapeksv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta2"
+
 	privawsbootstrapeksv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/bootstrap/eks/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawsbootstrapeksv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta2"
-	"unsafe"
 )
 
 // EKSConfigToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upawscontrolplaneeksv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta1"
+
 	privawscontrolplaneeksv1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/controlplane/eks/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawscontrolplaneeksv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta1"
-	"unsafe"
 )
 
 // AWSManagedControlPlaneToPrivate converts the upstream type into the private twin.

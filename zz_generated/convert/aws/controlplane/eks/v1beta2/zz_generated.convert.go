@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upawscontrolplaneeksv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta2"
+
 	privawscontrolplaneeksv1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/controlplane/eks/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawscontrolplaneeksv1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta2"
-	"unsafe"
 )
 
 // AWSManagedControlPlaneToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta2
 
 import (
+	"unsafe"
+
+	upawscontrolplanerosav1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/rosa/api/v1beta2"
+
 	privawscontrolplanerosav1beta2 "github.com/openshift/hypershift-capi-proxy/apis/private/aws/controlplane/rosa/v1beta2"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upawscontrolplanerosav1beta2 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/rosa/api/v1beta2"
-	"unsafe"
 )
 
 // ROSAControlPlaneToPrivate converts the upstream type into the private twin.

@@ -4,10 +4,12 @@
 package v1beta1
 
 import (
+	"unsafe"
+
+	upgcpbootstrapgkev1beta1 "sigs.k8s.io/cluster-api-provider-gcp/exp/bootstrap/gke/api/v1beta1"
+
 	privgcpbootstrapgkev1beta1 "github.com/openshift/hypershift-capi-proxy/apis/private/gcp/bootstrap/gke/v1beta1"
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
-	upgcpbootstrapgkev1beta1 "sigs.k8s.io/cluster-api-provider-gcp/exp/bootstrap/gke/api/v1beta1"
-	"unsafe"
 )
 
 // GKEConfigToPrivate converts the upstream type into the private twin.

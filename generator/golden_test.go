@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/generator/emit"
+	"github.com/openshift/hypershift-capi-proxy/generator/model"
+)
+
+// update rewrites the golden files from the generator's current output: go test ./generator -update.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// fixtures is the import path of the fixture API packages (testdata/apis; see its README).
+const fixtures = projectModule + "/generator/testdata/apis"
+
+// fixtureTables list the fixtures' opaque and foreign types the way apis/upstream lists the real ones.
+var fixtureTables = model.Tables{
+	OpaqueTypes: map[string]string{
+		"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.JSON": "fixture: free-form values",
+	},
+	ForeignTypes: map[string]string{
+		fixtures + "/foreign/v1.Template": "fixture: another API's template, naming only its own kinds",
+	},
+	NotGroupFields: upstream.NotGroupFields,
+}
+
+// TestGolden runs the model and the Go emitters (private types, converters, route table; not
+// controller-gen) over the fixture packages and compares every file written with
+// testdata/golden/<case>, byte for byte, and no file more or less.
+func TestGolden(t *testing.T) {
+	pkgs := []upstream.Package{
+		{Path: fixtures + "/widget/v1beta1", Dir: "widget/v1beta1", Contract: "v1beta1"},
+		{Path: fixtures + "/widget/v1beta2", Dir: "widget/v1beta2", Contract: "v1beta2"},
+	}
+	m, err := model.LoadWith(projectModule, pkgs, fixtureTables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	e := &emit.Emitter{M: m, Root: root}
+	for _, pkg := range m.Packages {
+		if err := e.PrivateTypes(pkg); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Converters(pkg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Routes(); err != nil {
+		t.Fatal(err)
+	}
+	compareTree(t, root, filepath.Join("testdata", "golden", "widget"))
+}
+
+// TestGoldenUnclassifiable checks the message of a run that cannot classify a field: it names every
+// field path and what to do about it.
+func TestGoldenUnclassifiable(t *testing.T) {
+	pkgs := []upstream.Package{{Path: fixtures + "/broken/v1beta1", Dir: "broken/v1beta1", Contract: "v1beta1"}}
+	_, err := model.LoadWith(projectModule, pkgs, fixtureTables)
+	if err == nil {
+		t.Fatal("loading the broken fixture succeeded, want an error")
+	}
+	compareFile(t, filepath.Join("testdata", "golden", "unclassifiable.txt"), []byte(err.Error()+"\n"))
+}
+
+// compareTree compares every file below got with the same path plus ".golden" below want.
+func compareTree(t *testing.T, got, want string) {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(got, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(got, path)
+		if err != nil {
+			return err
+		}
+		files[rel+".golden"], err = os.ReadFile(path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.RemoveAll(want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, data := range files {
+		compareFile(t, filepath.Join(want, rel), data)
+	}
+	err = filepath.WalkDir(want, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(want, path)
+		if err != nil {
+			return err
+		}
+		if _, ok := files[rel]; !ok {
+			t.Errorf("%s: golden file of no generated file (run go test ./generator -update)", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareFile compares got with the golden file path, or writes it with -update.
+func compareFile(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s: %v (run go test ./generator -update)", path, err)
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the generator's output (-golden +got; run go test ./generator -update if intended):\n%s",
+			path, cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")))
+	}
+}

@@ -1,0 +1,3 @@
+// Package v1beta1 is a fixture API the generator cannot mirror.
+// +groupName=bootstrap.cluster.x-k8s.io
+package v1beta1
