@@ -18,7 +18,11 @@
 //
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
 // calls over TLS when a client asks for another version than the stored one, and converts in process
-// where the backend does not serve a version a client asks for (package adapt). The install-crds command
+// where the backend does not serve a version a client asks for (package adapt). Conversions resolve the
+// apiVersion of referenced kinds without a route (HyperShift's HostedControlPlane) from the contract
+// labels of their CRDs, which the proxy watches (metadata only) with its own identity: the kubeconfig's
+// credentials, also in pass-through mode, or the pod's service account. That identity needs get, list
+// and watch on customresourcedefinitions; /readyz waits for the first list. The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
 // It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
@@ -53,6 +57,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -178,6 +183,24 @@ func (o *options) backend() (*rest.Config, error) {
 	return &rest.Config{Host: o.backendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.backendCAFile}}, nil
 }
 
+// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of kinds without
+// a route (HyperShift's HostedControlPlane) for conversions, with the proxy's own identity: the
+// kubeconfig's credentials, or the pod's service account without --kubeconfig. With --backend-url the
+// proxy has no identity, and it returns nil: converting an object that references such a kind to v1beta1
+// then fails.
+func (o *options) crdCache(ctx context.Context, backend *rest.Config) (*crdcache.Cache, error) {
+	if o.backendURL != "" {
+		klog.InfoS("No identity of the proxy's own (--backend-url): kinds without a route cannot be resolved for conversions")
+		return nil, nil
+	}
+	c, err := crdcache.New(backend)
+	if err != nil {
+		return nil, err
+	}
+	c.Start(ctx)
+	return c, nil
+}
+
 func (o *options) run(ctx context.Context) error {
 	backend, err := o.backend()
 	if err != nil {
@@ -198,12 +221,19 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	crdMeta, err := o.crdCache(ctx, backend)
+	if err != nil {
+		return err
+	}
+	if crdMeta != nil {
+		converter.ResolveWithCRDs(crdMeta)
+	}
 	opts.Converter = converter
 	handler, err := server.New(opts)
 	if err != nil {
 		return err
 	}
-	diagnostics, err := o.diagnostics(opts, m)
+	diagnostics, err := o.diagnostics(opts, m, crdMeta)
 	if err != nil {
 		return err
 	}
