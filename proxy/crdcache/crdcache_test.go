@@ -58,4 +58,3 @@ func TestCache(t *testing.T) {
 		t.Fatal("a CRD created after the list never reached the cache")
 	}
 }
-
