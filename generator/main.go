@@ -12,7 +12,9 @@
 //     type that can carry a group;
 //   - zz_generated/routes/zz_generated.routes.go: the route table the proxy reads;
 //   - apis/private/rbac/<name>.yaml: for every upstream ClusterRole in apis/upstream.Roles, a ClusterRole
-//     granting on the private groups what it grants on the upstream ones, with its aggregation labels.
+//     granting on the private groups what it grants on the upstream ones, with its aggregation labels;
+//   - apis/private/webhooks/<name>.yaml: for every upstream webhook manifest in apis/upstream.Webhooks,
+//     its webhook configurations on the private groups, pointed at the proxy (see emit.Webhooks).
 //
 // A field the generator cannot classify (a type that encodes itself, an interface, ...) fails the run with
 // the field path that reaches it; see package generator/model.
@@ -79,6 +81,9 @@ func run(root, controllerGen string) error {
 		return err
 	}
 	if err := e.Roles(upstream.Roles, goModule(root)); err != nil {
+		return err
+	}
+	if err := e.Webhooks(upstream.Webhooks, goModule(root)); err != nil {
 		return err
 	}
 	// controller-gen: deepcopy for the private types, then the CRDs, then their conversion stanzas.
