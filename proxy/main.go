@@ -22,7 +22,12 @@
 // apiVersion of referenced kinds without a route (HyperShift's HostedControlPlane) from the contract
 // labels of their CRDs, which the proxy watches (metadata only) with its own identity: the kubeconfig's
 // credentials, also in pass-through mode, or the pod's service account. That identity needs get, list
-// and watch on customresourcedefinitions; /readyz waits for the first list. The install-crds command
+// and watch on customresourcedefinitions; /readyz waits for the first list.
+//
+// With --admission-webhook=MANAGER=URL (repeatable) it serves the admission webhooks of the CAPI
+// managers and providers on the private groups (apis/private/webhooks) at /admission/MANAGER/..., and
+// forwards each AdmissionReview, in upstream terms, to the manager's webhook server (package webhook's
+// Admission); install-crds --admission-webhooks installs their configurations pointed at the proxy. The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
 // It serves TLS with --tls-cert-file and --tls-private-key-file; --insecure-serve-http serves plain HTTP
@@ -40,13 +45,17 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -55,11 +64,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -80,6 +91,9 @@ type options struct {
 	identityHeaderPrefixes []string
 	metricsListen          string
 	responseHeaderTimeout  time.Duration
+
+	admissionWebhooks      []string
+	admissionWebhookCAFile string
 }
 
 func main() {
@@ -122,6 +136,9 @@ func newCommand() *cobra.Command {
 	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
 	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
+
+	fs.StringArrayVar(&o.admissionWebhooks, "admission-webhook", nil, "MANAGER=URL: the webhook server of a CAPI manager or provider (cluster-api, kubeadm-bootstrap, kubeadm-control-plane, aws, azure, gcp, ibmcloud, kubevirt, openstack, vsphere, vsphere-supervisor: the names of apis/private/webhooks), e.g. cluster-api=https://127.0.0.1:9443. The proxy serves that manager's admission webhooks on the private groups at "+webhook.AdmissionPathPrefix+"MANAGER/... and forwards them there. Repeatable.")
+	fs.StringVar(&o.admissionWebhookCAFile, "admission-webhook-ca-file", "", "PEM bundle of the certificate authorities that sign the webhook servers' certificates (the system roots if empty).")
 
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -201,6 +218,55 @@ func (o *options) crdCache(ctx context.Context, backend *rest.Config) (*crdcache
 	return c, nil
 }
 
+// admission returns the handler of the private groups' admission webhooks, or nil without
+// --admission-webhook.
+func (o *options) admission(table *translate.Table, m *metrics.Metrics) (http.Handler, error) {
+	if len(o.admissionWebhooks) == 0 {
+		return nil, nil
+	}
+	known := map[string]bool{}
+	for _, src := range upstream.Webhooks {
+		known[src.Name] = true
+	}
+	servers := map[string]*url.URL{}
+	for _, a := range o.admissionWebhooks {
+		name, raw, ok := strings.Cut(a, "=")
+		u, err := url.Parse(raw)
+		switch {
+		case !ok || name == "":
+			return nil, fmt.Errorf("--admission-webhook %q: want MANAGER=URL", a)
+		case !known[name]:
+			return nil, fmt.Errorf("--admission-webhook %q: no manager %q has webhooks (apis/private/webhooks)", a, name)
+		case err != nil || u.Scheme != "https" || u.Host == "":
+			return nil, fmt.Errorf("--admission-webhook %q: want an https URL", a)
+		case servers[name] != nil:
+			return nil, fmt.Errorf("--admission-webhook %q: %s given twice", a, name)
+		}
+		servers[name] = u
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.admissionWebhookCAFile != "" {
+		data, err := os.ReadFile(o.admissionWebhookCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--admission-webhook-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--admission-webhook-ca-file %s: no PEM certificate", o.admissionWebhookCAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	transport := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsConfig,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return webhook.NewAdmission(table, webhook.AdmissionOptions{Servers: servers, Transport: transport, Metrics: m}), nil
+}
+
 func (o *options) run(ctx context.Context) error {
 	backend, err := o.backend()
 	if err != nil {
@@ -229,6 +295,9 @@ func (o *options) run(ctx context.Context) error {
 		converter.ResolveWithCRDs(crdMeta)
 	}
 	opts.Converter = converter
+	if opts.Admission, err = o.admission(table, m); err != nil {
+		return err
+	}
 	handler, err := server.New(opts)
 	if err != nil {
 		return err

@@ -59,6 +59,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -108,6 +109,10 @@ type Options struct {
 	// private CRDs at classify.WebhookPath (package webhook), and converts in process what the backend
 	// does not serve in the client's version (package adapt).
 	Converter *convert.Converter
+	// Admission, when set, serves the private groups' admission webhooks below
+	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
+	// apiserver calls them, not a client of the API.
+	Admission http.Handler
 }
 
 const (
@@ -206,12 +211,28 @@ func New(o Options) (http.Handler, error) {
 		core = adapt.New(core, o.Converter, adapt.Options{MaxRequestBodyBytes: o.MaxRequestBodyBytes})
 		s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
 	}
-	return withClass(s.classifier,
+	var h http.Handler = withClass(s.classifier,
 		withMetrics(s.metrics,
 			auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes,
 				withUnrouted(
 					withBodyLimit(s.maxBody,
-						withUpgrades(s.upgrades, core)))))), nil
+						withUpgrades(s.upgrades, core))))))
+	if o.Admission != nil {
+		h = withAdmission(o.Admission, h)
+	}
+	return h, nil
+}
+
+// withAdmission serves the paths below webhook.AdmissionPathPrefix with admission, and every other path
+// with next. kube-apiserver serves nothing there, so no API path is shadowed.
+func withAdmission(admission, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, webhook.AdmissionPathPrefix) {
+			admission.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP dispatches a classified request (the filters New lists ran before) by its class.
