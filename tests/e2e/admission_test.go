@@ -1,0 +1,365 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	controlplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+)
+
+// admissionEnv is a proxy serving the private groups' admission webhooks, forwarding them to real CAPI
+// v1.13.6 managers (core and kubeadm control plane), whose webhook configurations (apis/private/webhooks)
+// are installed pointed at it.
+type admissionEnv struct {
+	ns       string
+	proxy    *framework.Proxy
+	managers map[string]*framework.Manager // by apis/upstream.WebhookSource name
+}
+
+// startAdmission starts the managers through the suite's proxy (watching ns), a second proxy that
+// serves their webhooks, and installs the webhook configurations of managers pointed at that proxy;
+// everything is removed again at cleanup, the configurations first.
+func startAdmission(t *testing.T, ns string, managers map[string]string) *admissionEnv {
+	t.Helper()
+	ctx := context.Background()
+	a := &admissionEnv{ns: ns, managers: map[string]*framework.Manager{}}
+	var bundle []byte
+	args := []string{}
+	for name, binary := range managers {
+		m, err := env.StartManager(ctx, proxy, binary, ns)
+		if err != nil {
+			t.Fatalf("starting %s: %v", binary, err)
+		}
+		t.Cleanup(m.Stop)
+		a.managers[name] = m
+		ca, err := os.ReadFile(m.WebhookCAFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle = append(bundle, ca...)
+		args = append(args, "--admission-webhook="+name+"="+m.WebhookURL)
+	}
+	caFile := filepath.Join(t.TempDir(), "webhooks-ca.crt")
+	if err := os.WriteFile(caFile, bundle, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := env.StartProxy(ctx, append(args, "--admission-webhook-ca-file="+caFile)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	a.proxy = p
+
+	install := []string{"install-crds", "--kubeconfig", filepath.Join(env.Dir, "admin.kubeconfig"),
+		"--webhook-url", p.URL + "/convert", "--ca-bundle-file", p.CAFile}
+	for name := range managers {
+		install = append(install, "--admission-webhooks", filepath.Join(env.Root, "apis", "private", "webhooks", name+".yaml"))
+	}
+	if out, err := exec.CommandContext(ctx, p.Bin, install...).CombinedOutput(); err != nil {
+		t.Fatalf("capi-proxy install-crds --admission-webhooks: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		c := directAdmissionClient(t)
+		for name := range managers {
+			for _, obj := range []client.Object{
+				&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "hypershift-capi-" + name + "-mutating"}},
+				&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "hypershift-capi-" + name + "-validating"}},
+			} {
+				if err := c.Delete(context.Background(), obj); err != nil && !apierrors.IsNotFound(err) {
+					t.Errorf("deleting %s: %v", obj.GetName(), err)
+				}
+			}
+		}
+	})
+	return a
+}
+
+func directAdmissionClient(t *testing.T) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(env.DirectConfig(env.AdminToken), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// webhookAnswer is what a manager's webhooks make of an object when called directly, in upstream terms:
+// the object after the mutating webhook's patch, or the status of the first denial.
+type webhookAnswer struct {
+	object  map[string]any
+	patch   []jsonPatchOp
+	denial  *metav1.Status
+	webhook string // the upstream name of the denying webhook
+}
+
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// direct calls the mutating webhook at mutatePath, then the validating one at validatePath, of the manager
+// with a CREATE review of obj (upstream terms), as the apiserver would for the upstream group.
+func (a *admissionEnv) direct(t *testing.T, manager, resource, mutatePath, validatePath string, obj client.Object) webhookAnswer {
+	t.Helper()
+	m := a.managers[manager]
+	hc, err := m.WebhookClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvk, err := apiutil.GVKForObject(obj, admissionScheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer webhookAnswer
+	for i, path := range []string{mutatePath, validatePath} {
+		gvr := gvk.GroupVersion().WithResource(resource)
+		review := admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{
+				UID: types.UID(fmt.Sprintf("direct-%d", i)), Kind: metav1.GroupVersionKind(gvk), Resource: metav1.GroupVersionResource(gvr),
+				RequestKind: ptr.To(metav1.GroupVersionKind(gvk)), RequestResource: ptr.To(metav1.GroupVersionResource(gvr)),
+				Name: obj.GetName(), Namespace: obj.GetNamespace(), Operation: admissionv1.Create,
+				UserInfo: authenticationv1.UserInfo{Username: "admin"}, Object: runtime.RawExtension{Raw: raw},
+				DryRun: ptr.To(false), Options: runtime.RawExtension{Raw: []byte(`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}`)},
+			},
+		}
+		body, _ := json.Marshal(review)
+		resp, err := hc.Post(m.WebhookURL+path+"?timeout=10s", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("calling %s directly: %v", path, err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		out := admissionv1.AdmissionReview{}
+		if err := json.Unmarshal(data, &out); err != nil || out.Response == nil {
+			t.Fatalf("%s answered %d %s", path, resp.StatusCode, data)
+		}
+		if !out.Response.Allowed {
+			answer.denial = out.Response.Result
+			answer.webhook = map[bool]string{true: "mutating", false: "validating"}[i == 0]
+			return answer
+		}
+		if i == 0 && len(out.Response.Patch) > 0 {
+			if err := json.Unmarshal(out.Response.Patch, &answer.patch); err != nil {
+				t.Fatal(err)
+			}
+			// The validating webhook sees the mutated object, as the apiserver sends it.
+			patch, err := jsonpatch.DecodePatch(out.Response.Patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw, err = patch.Apply(raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return answer
+}
+
+// admissionScheme holds the upstream kinds the admission tests create.
+var admissionScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, clusterv1.AddToScheme, controlplanev1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}()
+
+// TestAdmissionWebhooks runs CAPI's own admission webhooks (the real v1.13.6 managers' webhook servers)
+// on the private groups through the proxy: a MachineDeployment created without defaults gets exactly the
+// values CAPI's defaulting webhook sets when called directly, and an invalid Cluster and an invalid
+// KubeadmControlPlane are refused with CAPI's error (code, reason, message, causes and their field paths)
+// in upstream terms.
+func TestAdmissionWebhooks(t *testing.T) {
+	ctx := context.Background()
+	c, err := client.New(proxy.Config(env.AdminToken), client.Options{Scheme: admissionScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t, c)
+	a := startAdmission(t, ns, map[string]string{
+		"cluster-api":           framework.CAPIManager,
+		"kubeadm-control-plane": framework.KubeadmControlPlaneManager,
+	})
+
+	t.Run("invalid Cluster", func(t *testing.T) {
+		cluster := &clusterv1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "bad-topology", Namespace: ns},
+			Spec: clusterv1.ClusterSpec{Topology: clusterv1.Topology{Version: "v1.34.2",
+				ClassRef: clusterv1.ClusterClassRef{Name: ""}}},
+		}
+		want := a.direct(t, "cluster-api", "clusters", "/mutate-cluster-x-k8s-io-v1beta2-cluster", "/validate-cluster-x-k8s-io-v1beta2-cluster", cluster.DeepCopy())
+		assertDenied(t, c, cluster, want, map[string]string{"mutating": "default.cluster.cluster.x-k8s.io", "validating": "validation.cluster.cluster.x-k8s.io"})
+	})
+
+	t.Run("invalid KubeadmControlPlane", func(t *testing.T) {
+		kcp := &controlplanev1.KubeadmControlPlane{
+			ObjectMeta: metav1.ObjectMeta{Name: "even", Namespace: ns},
+			Spec: controlplanev1.KubeadmControlPlaneSpec{Replicas: ptr.To[int32](2), Version: "v1.34.2",
+				MachineTemplate: controlplanev1.KubeadmControlPlaneMachineTemplate{Spec: controlplanev1.KubeadmControlPlaneMachineTemplateSpec{
+					InfrastructureRef: ref(upstreamInfra, "AWSMachineTemplate", "cp")}}},
+		}
+		want := a.direct(t, "kubeadm-control-plane", "kubeadmcontrolplanes", "/mutate-controlplane-cluster-x-k8s-io-v1beta2-kubeadmcontrolplane",
+			"/validate-controlplane-cluster-x-k8s-io-v1beta2-kubeadmcontrolplane", kcp.DeepCopy())
+		assertDenied(t, c, kcp, want, map[string]string{"mutating": "default.kubeadmcontrolplane.controlplane.cluster.x-k8s.io",
+			"validating": "validation.kubeadmcontrolplane.controlplane.cluster.x-k8s.io"})
+	})
+
+	t.Run("MachineDeployment defaults", func(t *testing.T) {
+		md := &clusterv1.MachineDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "md1", Namespace: ns},
+			Spec: clusterv1.MachineDeploymentSpec{ClusterName: "c1", Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+				// Without the "v" the webhook adds.
+				ClusterName: "c1", Version: "1.34.2",
+				Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("bootstrap")},
+				InfrastructureRef: ref(upstreamInfra, "AWSMachineTemplate", "md1"),
+			}}},
+		}
+		want := a.direct(t, "cluster-api", "machinedeployments", "/mutate-cluster-x-k8s-io-v1beta2-machinedeployment",
+			"/validate-cluster-x-k8s-io-v1beta2-machinedeployment", md.DeepCopy())
+		if want.denial != nil || len(want.patch) == 0 {
+			t.Fatalf("CAPI's webhooks called directly: denial %v, patch %v", want.denial, want.patch)
+		}
+		// The invalid Cluster was denied by the same MutatingWebhookConfiguration: it is active.
+		created := md.DeepCopy()
+		if err := c.Create(ctx, created); err != nil {
+			t.Fatalf("creating a MachineDeployment without defaults through the proxy: %v", err)
+		}
+		got := toMap(t, created)
+		for _, op := range want.patch {
+			value, found := pointer(got, op.Path)
+			switch op.Op {
+			case "remove":
+				if found {
+					t.Errorf("%s: CAPI's webhook removes it, the proxy's object has %v", op.Path, value)
+				}
+			default:
+				if diff := cmp.Diff(op.Value, value); !found || diff != "" {
+					t.Errorf("%s: CAPI's webhook sets %v, the proxy's object has %v (found %v)", op.Path, op.Value, value, found)
+				}
+			}
+		}
+	})
+}
+
+// assertDenied creates obj through the proxy (retrying until the webhook configurations are active) and
+// fails unless it is refused as the apiserver refuses with the denial want: the webhook's code, reason and
+// details (causes with their field paths), and the message "admission webhook "<name>" denied the request:
+// <the webhook's message>", all in upstream terms.
+func assertDenied(t *testing.T, c client.Client, obj client.Object, want webhookAnswer, names map[string]string) {
+	t.Helper()
+	if want.denial == nil {
+		t.Fatal("CAPI's webhooks called directly admit the object")
+	}
+	var status *apierrors.StatusError
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		try := obj.DeepCopyObject().(client.Object)
+		err := c.Create(ctx, try)
+		if err == nil {
+			// Not admitted by the webhooks yet.
+			return false, c.Delete(ctx, try)
+		}
+		if errors.As(err, &status) && strings.Contains(err.Error(), "denied the request") {
+			return true, nil
+		}
+		t.Logf("create: %v", err)
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("creating an invalid %T through the proxy was never denied by a webhook: %v", obj, err)
+	}
+	got := status.ErrStatus
+	wantMessage := fmt.Sprintf("admission webhook %q denied the request: %s", names[want.webhook], want.denial.Message)
+	if got.Message != wantMessage {
+		t.Errorf("message through the proxy:\n%s\nwant\n%s", got.Message, wantMessage)
+	}
+	if got.Code != want.denial.Code || got.Reason != want.denial.Reason {
+		t.Errorf("code %d reason %s, want %d %s", got.Code, got.Reason, want.denial.Code, want.denial.Reason)
+	}
+	if diff := cmp.Diff(want.denial.Details, got.Details); diff != "" {
+		t.Errorf("details (-CAPI's webhook directly +through the proxy):\n%s", diff)
+	}
+	if strings.Contains(got.Message, "hypershift") {
+		t.Errorf("the message names a private group: %s", got.Message)
+	}
+}
+
+func toMap(t *testing.T, obj any) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// pointer returns the value at a JSON pointer (RFC 6901) in a decoded JSON document.
+func pointer(doc any, p string) (any, bool) {
+	if p == "" {
+		return doc, true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch v := doc.(type) {
+		case map[string]any:
+			next, ok := v[tok]
+			if !ok {
+				return nil, false
+			}
+			doc = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			doc = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}
