@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,39 +36,62 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+	awsv1 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta2"
+	capawebhooks "sigs.k8s.io/cluster-api-provider-aws/v2/webhooks"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 // admissionEnv is a proxy serving the private groups' admission webhooks, forwarding them to real CAPI
 // v1.13.6 managers (core and kubeadm control plane), whose webhook configurations (apis/private/webhooks)
 // are installed pointed at it.
 type admissionEnv struct {
-	ns       string
-	proxy    *framework.Proxy
-	managers map[string]*framework.Manager // by apis/upstream.WebhookSource name
+	ns    string
+	proxy *framework.Proxy
+	// servers are the webhook servers, by apis/upstream.WebhookSource name.
+	servers map[string]webhookServer
+}
+
+// webhookServer is a webhook server: a manager's, or one run in the test.
+type webhookServer struct {
+	url    string
+	client *http.Client
+	stop   func()
 }
 
 // startAdmission starts the managers through the suite's proxy (watching ns), a second proxy that
-// serves their webhooks, and installs the webhook configurations of managers pointed at that proxy;
-// everything is removed again at cleanup, the configurations first.
-func startAdmission(t *testing.T, ns string, managers map[string]string) *admissionEnv {
+// serves their webhooks and those of the in-process servers, and installs the webhook configurations of
+// both pointed at that proxy; everything is removed again at cleanup, the configurations first.
+func startAdmission(t *testing.T, ns string, managers map[string]string, inProcess map[string]*httptest.Server) *admissionEnv {
 	t.Helper()
 	ctx := context.Background()
-	a := &admissionEnv{ns: ns, managers: map[string]*framework.Manager{}}
+	a := &admissionEnv{ns: ns, servers: map[string]webhookServer{}}
 	var bundle []byte
 	args := []string{}
+	names := []string{}
 	for name, binary := range managers {
 		m, err := env.StartManager(ctx, proxy, binary, ns)
 		if err != nil {
 			t.Fatalf("starting %s: %v", binary, err)
 		}
 		t.Cleanup(m.Stop)
-		a.managers[name] = m
+		hc, err := m.WebhookClient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.servers[name] = webhookServer{url: m.WebhookURL, client: hc, stop: m.Stop}
 		ca, err := os.ReadFile(m.WebhookCAFile)
 		if err != nil {
 			t.Fatal(err)
 		}
 		bundle = append(bundle, ca...)
 		args = append(args, "--admission-webhook="+name+"="+m.WebhookURL)
+		names = append(names, name)
+	}
+	for name, srv := range inProcess {
+		a.servers[name] = webhookServer{url: srv.URL, client: srv.Client(), stop: srv.Close}
+		bundle = append(bundle, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})...)
+		args = append(args, "--admission-webhook="+name+"="+srv.URL)
+		names = append(names, name)
 	}
 	caFile := filepath.Join(t.TempDir(), "webhooks-ca.crt")
 	if err := os.WriteFile(caFile, bundle, 0o600); err != nil {
@@ -80,7 +106,7 @@ func startAdmission(t *testing.T, ns string, managers map[string]string) *admiss
 
 	install := []string{"install-crds", "--kubeconfig", filepath.Join(env.Dir, "admin.kubeconfig"),
 		"--webhook-url", p.URL + "/convert", "--ca-bundle-file", p.CAFile}
-	for name := range managers {
+	for _, name := range names {
 		install = append(install, "--admission-webhooks", filepath.Join(env.Root, "apis", "private", "webhooks", name+".yaml"))
 	}
 	if out, err := exec.CommandContext(ctx, p.Bin, install...).CombinedOutput(); err != nil {
@@ -88,7 +114,7 @@ func startAdmission(t *testing.T, ns string, managers map[string]string) *admiss
 	}
 	t.Cleanup(func() {
 		c := directAdmissionClient(t)
-		for name := range managers {
+		for _, name := range names {
 			for _, obj := range []client.Object{
 				&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "hypershift-capi-" + name + "-mutating"}},
 				&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "hypershift-capi-" + name + "-validating"}},
@@ -130,15 +156,13 @@ type jsonPatchOp struct {
 	Value any    `json:"value"`
 }
 
-// direct calls the mutating webhook at mutatePath, then the validating one at validatePath, of the manager
-// with a CREATE review of obj (upstream terms), as the apiserver would for the upstream group.
-func (a *admissionEnv) direct(t *testing.T, manager, resource, mutatePath, validatePath string, obj client.Object) webhookAnswer {
+// direct calls the mutating webhook at mutatePath, then the validating one at validatePath, of the
+// manager's server with a review of obj (upstream terms) as the apiserver would for the upstream group: a
+// CREATE, or with old an UPDATE.
+func (a *admissionEnv) direct(t *testing.T, manager, resource, mutatePath, validatePath string, obj, old client.Object) webhookAnswer {
 	t.Helper()
-	m := a.managers[manager]
-	hc, err := m.WebhookClient()
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := a.servers[manager]
+	hc := srv.client
 	gvk, err := apiutil.GVKForObject(obj, admissionScheme)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +172,14 @@ func (a *admissionEnv) direct(t *testing.T, manager, resource, mutatePath, valid
 	if err != nil {
 		t.Fatal(err)
 	}
+	op, options, oldRaw := admissionv1.Create, `{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}`, []byte(nil)
+	if old != nil {
+		old.GetObjectKind().SetGroupVersionKind(gvk)
+		if oldRaw, err = json.Marshal(old); err != nil {
+			t.Fatal(err)
+		}
+		op, options = admissionv1.Update, `{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}`
+	}
 	var answer webhookAnswer
 	for i, path := range []string{mutatePath, validatePath} {
 		gvr := gvk.GroupVersion().WithResource(resource)
@@ -156,13 +188,13 @@ func (a *admissionEnv) direct(t *testing.T, manager, resource, mutatePath, valid
 			Request: &admissionv1.AdmissionRequest{
 				UID: types.UID(fmt.Sprintf("direct-%d", i)), Kind: metav1.GroupVersionKind(gvk), Resource: metav1.GroupVersionResource(gvr),
 				RequestKind: ptr.To(metav1.GroupVersionKind(gvk)), RequestResource: ptr.To(metav1.GroupVersionResource(gvr)),
-				Name: obj.GetName(), Namespace: obj.GetNamespace(), Operation: admissionv1.Create,
-				UserInfo: authenticationv1.UserInfo{Username: "admin"}, Object: runtime.RawExtension{Raw: raw},
-				DryRun: ptr.To(false), Options: runtime.RawExtension{Raw: []byte(`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}`)},
+				Name: obj.GetName(), Namespace: obj.GetNamespace(), Operation: op,
+				UserInfo: authenticationv1.UserInfo{Username: "admin"}, Object: runtime.RawExtension{Raw: raw}, OldObject: runtime.RawExtension{Raw: oldRaw},
+				DryRun: ptr.To(false), Options: runtime.RawExtension{Raw: []byte(options)},
 			},
 		}
 		body, _ := json.Marshal(review)
-		resp, err := hc.Post(m.WebhookURL+path+"?timeout=10s", "application/json", bytes.NewReader(body))
+		resp, err := hc.Post(srv.url+path+"?timeout=10s", "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatalf("calling %s directly: %v", path, err)
 		}
@@ -197,7 +229,7 @@ func (a *admissionEnv) direct(t *testing.T, manager, resource, mutatePath, valid
 // admissionScheme holds the upstream kinds the admission tests create.
 var admissionScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, clusterv1.AddToScheme, controlplanev1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, clusterv1.AddToScheme, controlplanev1.AddToScheme, awsv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -220,7 +252,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 	a := startAdmission(t, ns, map[string]string{
 		"cluster-api":           framework.CAPIManager,
 		"kubeadm-control-plane": framework.KubeadmControlPlaneManager,
-	})
+	}, nil)
 
 	t.Run("invalid Cluster", func(t *testing.T) {
 		cluster := &clusterv1.Cluster{
@@ -228,7 +260,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 			Spec: clusterv1.ClusterSpec{Topology: clusterv1.Topology{Version: "v1.34.2",
 				ClassRef: clusterv1.ClusterClassRef{Name: ""}}},
 		}
-		want := a.direct(t, "cluster-api", "clusters", "/mutate-cluster-x-k8s-io-v1beta2-cluster", "/validate-cluster-x-k8s-io-v1beta2-cluster", cluster.DeepCopy())
+		want := a.direct(t, "cluster-api", "clusters", "/mutate-cluster-x-k8s-io-v1beta2-cluster", "/validate-cluster-x-k8s-io-v1beta2-cluster", cluster.DeepCopy(), nil)
 		assertDenied(t, c, cluster, want, map[string]string{"mutating": "default.cluster.cluster.x-k8s.io", "validating": "validation.cluster.cluster.x-k8s.io"})
 	})
 
@@ -240,7 +272,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 					InfrastructureRef: ref(upstreamInfra, "AWSMachineTemplate", "cp")}}},
 		}
 		want := a.direct(t, "kubeadm-control-plane", "kubeadmcontrolplanes", "/mutate-controlplane-cluster-x-k8s-io-v1beta2-kubeadmcontrolplane",
-			"/validate-controlplane-cluster-x-k8s-io-v1beta2-kubeadmcontrolplane", kcp.DeepCopy())
+			"/validate-controlplane-cluster-x-k8s-io-v1beta2-kubeadmcontrolplane", kcp.DeepCopy(), nil)
 		assertDenied(t, c, kcp, want, map[string]string{"mutating": "default.kubeadmcontrolplane.controlplane.cluster.x-k8s.io",
 			"validating": "validation.kubeadmcontrolplane.controlplane.cluster.x-k8s.io"})
 	})
@@ -256,7 +288,7 @@ func TestAdmissionWebhooks(t *testing.T) {
 			}}},
 		}
 		want := a.direct(t, "cluster-api", "machinedeployments", "/mutate-cluster-x-k8s-io-v1beta2-machinedeployment",
-			"/validate-cluster-x-k8s-io-v1beta2-machinedeployment", md.DeepCopy())
+			"/validate-cluster-x-k8s-io-v1beta2-machinedeployment", md.DeepCopy(), nil)
 		if want.denial != nil || len(want.patch) == 0 {
 			t.Fatalf("CAPI's webhooks called directly: denial %v, patch %v", want.denial, want.patch)
 		}
@@ -265,48 +297,45 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if err := c.Create(ctx, created); err != nil {
 			t.Fatalf("creating a MachineDeployment without defaults through the proxy: %v", err)
 		}
-		got := toMap(t, created)
-		for _, op := range want.patch {
-			value, found := pointer(got, op.Path)
-			switch op.Op {
-			case "remove":
-				if found {
-					t.Errorf("%s: CAPI's webhook removes it, the proxy's object has %v", op.Path, value)
-				}
-			default:
-				if diff := cmp.Diff(op.Value, value); !found || diff != "" {
-					t.Errorf("%s: CAPI's webhook sets %v, the proxy's object has %v (found %v)", op.Path, op.Value, value, found)
-				}
-			}
-		}
+		assertDefaulted(t, want, created)
 	})
 }
 
 // assertDenied creates obj through the proxy (retrying until the webhook configurations are active) and
-// fails unless it is refused as the apiserver refuses with the denial want: the webhook's code, reason and
-// details (causes with their field paths), and the message "admission webhook "<name>" denied the request:
-// <the webhook's message>", all in upstream terms.
+// fails unless it is refused as the apiserver refuses with the denial want (see assertRefused).
 func assertDenied(t *testing.T, c client.Client, obj client.Object, want webhookAnswer, names map[string]string) {
 	t.Helper()
-	if want.denial == nil {
-		t.Fatal("CAPI's webhooks called directly admit the object")
-	}
-	var status *apierrors.StatusError
-	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	assertRefused(t, func(ctx context.Context) error {
 		try := obj.DeepCopyObject().(client.Object)
 		err := c.Create(ctx, try)
 		if err == nil {
 			// Not admitted by the webhooks yet.
-			return false, c.Delete(ctx, try)
+			_ = c.Delete(ctx, try)
 		}
+		return err
+	}, want, names)
+}
+
+// assertRefused runs do (a write through the proxy) until a webhook denies it, and fails unless the denial
+// reads as the apiserver's with the denial want: the webhook's code, reason and details (causes with
+// their field paths), and the message "admission webhook "<name>" denied the request: <the webhook's
+// message>", all in upstream terms.
+func assertRefused(t *testing.T, do func(context.Context) error, want webhookAnswer, names map[string]string) {
+	t.Helper()
+	if want.denial == nil {
+		t.Fatal("the webhooks called directly admit the object")
+	}
+	var status *apierrors.StatusError
+	err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := do(ctx)
 		if errors.As(err, &status) && strings.Contains(err.Error(), "denied the request") {
 			return true, nil
 		}
-		t.Logf("create: %v", err)
+		t.Logf("not denied yet: %v", err)
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("creating an invalid %T through the proxy was never denied by a webhook: %v", obj, err)
+		t.Fatalf("the write through the proxy was never denied by a webhook: %v", err)
 	}
 	got := status.ErrStatus
 	wantMessage := fmt.Sprintf("admission webhook %q denied the request: %s", names[want.webhook], want.denial.Message)
@@ -317,10 +346,30 @@ func assertDenied(t *testing.T, c client.Client, obj client.Object, want webhook
 		t.Errorf("code %d reason %s, want %d %s", got.Code, got.Reason, want.denial.Code, want.denial.Reason)
 	}
 	if diff := cmp.Diff(want.denial.Details, got.Details); diff != "" {
-		t.Errorf("details (-CAPI's webhook directly +through the proxy):\n%s", diff)
+		t.Errorf("details (-the webhook directly +through the proxy):\n%s", diff)
 	}
 	if strings.Contains(got.Message, "hypershift") {
 		t.Errorf("the message names a private group: %s", got.Message)
+	}
+}
+
+// assertDefaulted fails unless obj (as created through the proxy) holds every value the mutating
+// webhook's patch, called directly, sets (and lacks what it removes).
+func assertDefaulted(t *testing.T, want webhookAnswer, obj client.Object) {
+	t.Helper()
+	got := toMap(t, obj)
+	for _, op := range want.patch {
+		value, found := pointer(got, op.Path)
+		switch op.Op {
+		case "remove":
+			if found {
+				t.Errorf("%s: the webhook removes it, the proxy's object has %v", op.Path, value)
+			}
+		default:
+			if diff := cmp.Diff(op.Value, value); !found || diff != "" {
+				t.Errorf("%s: the webhook sets %v, the proxy's object has %v (found %v)", op.Path, op.Value, value, found)
+			}
+		}
 	}
 }
 
@@ -362,4 +411,90 @@ func pointer(doc any, p string) (any, bool) {
 		}
 	}
 	return doc, true
+}
+
+// TestAdmissionWebhooksCAPA runs CAPA's AWSMachine webhooks (sigs.k8s.io/cluster-api-provider-aws/v2/
+// webhooks, the handlers CAPA's manager serves, here on controller-runtime's admission webhooks in the
+// test) on the private groups through the proxy: a new AWSMachine gets CAPA's defaults, and changing its
+// spec is refused with CAPA's immutability error.
+func TestAdmissionWebhooksCAPA(t *testing.T) {
+	ctx := context.Background()
+	mux := http.NewServeMux()
+	mux.Handle("/mutate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine",
+		admission.WithCustomDefaulter(admissionScheme, &awsv1.AWSMachine{}, &capawebhooks.AWSMachine{}))
+	mux.Handle("/validate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine",
+		admission.WithCustomValidator(admissionScheme, &awsv1.AWSMachine{}, &capawebhooks.AWSMachine{}))
+	srv := httptest.NewTLSServer(mux)
+	t.Cleanup(srv.Close)
+
+	c, err := client.New(proxy.Config(env.AdminToken), client.Options{Scheme: admissionScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t, c)
+	a := startAdmission(t, ns, nil, map[string]*httptest.Server{"aws": srv})
+	names := map[string]string{"mutating": "mutation.awsmachine.infrastructure.cluster.x-k8s.io", "validating": "validation.awsmachine.infrastructure.cluster.x-k8s.io"}
+	const mutate, validate = "/mutate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine", "/validate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine"
+
+	m := &awsv1.AWSMachine{ObjectMeta: metav1.ObjectMeta{Name: "m1", Namespace: ns}, Spec: awsv1.AWSMachineSpec{InstanceType: "m5.large"}}
+	want := a.direct(t, "aws", "awsmachines", mutate, validate, m.DeepCopy(), nil)
+	if want.denial != nil || len(want.patch) == 0 {
+		t.Fatalf("CAPA's webhooks called directly: denial %v, patch %v", want.denial, want.patch)
+	}
+	var created *awsv1.AWSMachine
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		try := m.DeepCopy()
+		if err := c.Create(ctx, try); err != nil {
+			return false, err
+		}
+		if toMapOK(try, want.patch[0].Path) {
+			created = try
+			return true, nil
+		}
+		// Created before the webhook configuration was active: again.
+		return false, c.Delete(ctx, try)
+	})
+	if err != nil {
+		t.Fatalf("creating an AWSMachine through the proxy: %v", err)
+	}
+	t.Run("defaults", func(t *testing.T) { assertDefaulted(t, want, created) })
+
+	t.Run("immutable spec", func(t *testing.T) {
+		changed := created.DeepCopy()
+		changed.Spec.InstanceType = "m5.xlarge"
+		want := a.direct(t, "aws", "awsmachines", mutate, validate, changed.DeepCopy(), created.DeepCopy())
+		assertRefused(t, func(ctx context.Context) error { return c.Update(ctx, changed.DeepCopy()) }, want, names)
+	})
+
+	// With CAPA's webhook server down, the apiserver sees its webhooks fail and applies their
+	// failurePolicy (Fail): the write is refused, as it would be with the webhook server itself down.
+	t.Run("webhook server down", func(t *testing.T) {
+		srv.Close()
+		latest := &awsv1.AWSMachine{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(created), latest); err != nil {
+			t.Fatal(err)
+		}
+		latest.Spec.AdditionalTags = awsv1.Tags{"allowed": "change"}
+		err := c.Update(ctx, latest)
+		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `failed calling webhook "mutation.awsmachine.infrastructure.cluster.x-k8s.io"`) {
+			t.Errorf("an update with the webhook server down: %v, want the apiserver's InternalError for a failing webhook", err)
+		}
+		if strings.Contains(fmt.Sprint(err), "hypershift") {
+			t.Errorf("the error names a private group: %v", err)
+		}
+	})
+}
+
+// toMapOK tells whether obj has a value at the JSON pointer p.
+func toMapOK(obj any, p string) bool {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return false
+	}
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	_, ok := pointer(m, p)
+	return ok
 }
