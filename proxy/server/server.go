@@ -12,7 +12,8 @@
 //     passed raw;
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
-//     discovery, CRDs (crd.go, package crd) and resources;
+//     discovery, CRDs (crd.go, package crd) and resources; the admission webhooks (Options.Admission) are
+//     served ahead of the whole chain, at their own paths;
 //  4. the request stage (request.go): the path to the private group, the query's selectors and the body
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated (package negotiate);
