@@ -15,6 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +35,8 @@ var Resource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Versio
 // use.
 type Cache struct {
 	informer cache.SharedIndexInformer
+	// denied is set while the backend refuses the proxy's identity the list or watch (401, 403).
+	denied atomic.Bool
 }
 
 // New returns a Cache reading the backend of cfg with cfg's credentials; Start starts it.
@@ -46,7 +52,16 @@ func New(cfg *rest.Config) (*Cache, error) {
 func NewForClient(c metadata.Interface) *Cache {
 	// No resync: the watch delivers every change, and the cache has no handlers to repeat.
 	inf := metadatainformer.NewFilteredMetadataInformer(c, Resource, metav1.NamespaceAll, 0, cache.Indexers{}, nil)
-	return &Cache{informer: inf.Informer()}
+	cc := &Cache{informer: inf.Informer()}
+	_ = cc.informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		denied := apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
+		if denied && !cc.denied.Load() {
+			klog.ErrorS(err, "The proxy's identity may not list and watch customresourcedefinitions: kinds without a route cannot be resolved for conversions")
+		}
+		cc.denied.Store(denied)
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	return cc
 }
 
 // Start lists and watches until ctx is done; it returns at once. Until the first list has arrived
@@ -75,9 +90,12 @@ func (c *Cache) Get(name string) (metav1.Object, bool) {
 }
 
 // Ready is a readiness check (controller-runtime's healthz.Checker): an error until the first list has
-// arrived, so that no conversion fails for want of a CRD the cache has not seen yet.
+// arrived, so that no conversion fails for want of a CRD the cache has not seen yet. An identity the
+// backend refuses the list (401, 403) counts as ready, as the proxy cannot do better by waiting: the error
+// is logged, and the kinds without a route stay unresolved (their CRDs are not found) until the
+// identity is granted get, list and watch on customresourcedefinitions and the cache lists again.
 func (c *Cache) Ready(*http.Request) error {
-	if !c.HasSynced() {
+	if !c.HasSynced() && !c.denied.Load() {
 		return errors.New("the CustomResourceDefinition metadata cache has not synced yet")
 	}
 	return nil

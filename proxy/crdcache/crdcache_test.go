@@ -5,9 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 )
@@ -56,5 +62,31 @@ func TestCache(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal("a CRD created after the list never reached the cache")
+	}
+}
+
+// TestCacheDenied: an identity the backend refuses the list is ready (nothing to wait for), and finds no
+// CRD.
+func TestCacheDenied(t *testing.T) {
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	client := metadatafake.NewSimpleMetadataClient(scheme)
+	client.PrependReactor("list", "customresourcedefinitions", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, "", errors.New("alice may not"))
+	})
+	c := crdcache.NewForClient(client)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.Start(ctx)
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return c.Ready(nil) == nil, nil
+	})
+	if err != nil {
+		t.Fatal("an identity refused the list never became ready")
+	}
+	if _, ok := c.Get("hostedcontrolplanes.hypershift.openshift.io"); ok {
+		t.Error("found a CRD")
 	}
 }
