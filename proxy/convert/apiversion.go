@@ -64,7 +64,7 @@ func (c *Converter) ResolveWithCRDs(crds CRDs) { c.crds = crds }
 //
 // Its errors wrap ErrUnresolvedKind and read as upstream's getter's do:
 //
-//	failed to get apiVersion for kind HostedControlPlane: failed to get CustomResourceDefinition metadata: customresourcedefinitions.apiextensions.k8s.io "hostedcontrolplanes.hypershift.openshift.io" not found
+//	failed to get apiVersion for kind HostedControlPlane: failed to get CustomResourceDefinition metadata: CustomResourceDefinition.apiextensions.k8s.io "hostedcontrolplanes.hypershift.openshift.io" not found
 //	failed to get apiVersion for kind HostedControlPlane: cannot find any versions matching contract versions ["v1beta2" "v1beta1"] for CRD hostedcontrolplanes.hypershift.openshift.io as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)
 //
 // CRD names in them are upstream's (the upstream group), never the private ones.
@@ -79,7 +79,8 @@ func (c *Converter) APIVersion(gk schema.GroupKind) (string, error) {
 	}
 	crd, ok := c.crds.Get(contract.CalculateCRDName(translate.ToPrivate.Group(gk.Group), gk.Kind))
 	if !ok {
-		notFound := apierrors.NewNotFound(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, name)
+		// As CAPI's manager reads it, from controller-runtime's cache, whose NotFound names the kind.
+		notFound := apierrors.NewNotFound(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "CustomResourceDefinition"}, name)
 		return "", &unresolvedError{fmt.Sprintf("failed to get apiVersion for kind %s: failed to get CustomResourceDefinition metadata: %v", gk.Kind, notFound)}
 	}
 	return latestAPIVersion(gk, name, crd.GetLabels())

@@ -99,7 +99,7 @@ func TestAPIVersionFromCRDs(t *testing.T) {
 		{Group: "example.com", Kind: "Unlabelled"}: `failed to get apiVersion for kind Unlabelled: cannot find any versions matching contract versions ["v1beta2" "v1beta1"] ` +
 			`for CRD unlabelleds.example.com as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)`,
 		{Group: "example.com", Kind: "Missing"}: `failed to get apiVersion for kind Missing: failed to get CustomResourceDefinition metadata: ` +
-			`customresourcedefinitions.apiextensions.k8s.io "missings.example.com" not found`,
+			`CustomResourceDefinition.apiextensions.k8s.io "missings.example.com" not found`,
 	} {
 		_, err := c.APIVersion(gk)
 		if !errors.Is(err, convert.ErrUnresolvedKind) || err.Error() != want {

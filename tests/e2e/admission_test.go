@@ -299,6 +299,18 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 		assertDefaulted(t, want, created)
 	})
+
+	t.Run("metrics", func(t *testing.T) {
+		_, body := get(t, a.proxy.MetricsURL+"/metrics")
+		for _, want := range []string{
+			`capi_proxy_admission_webhook_requests_total{code="200",kind="MachineDeployment",manager="cluster-api",operation="CREATE"}`,
+			`capi_proxy_admission_webhook_duration_seconds_count{kind="KubeadmControlPlane",manager="kubeadm-control-plane",operation="CREATE"}`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+	})
 }
 
 // assertDenied creates obj through the proxy (retrying until the webhook configurations are active) and

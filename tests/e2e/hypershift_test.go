@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
@@ -20,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
 
 const (
@@ -35,26 +39,8 @@ const (
 // in the apiserver's webhook (the private CRD as installed) and in the proxy (a private CRD that serves
 // one version only). A reference to a kind whose CRD has no contract label fails with upstream's error.
 func TestHyperShiftCluster(t *testing.T) {
-	ctx := context.Background()
 	crdClient := directCRDClient(t)
-	list, err := crds.Read(filepath.Join(env.Root, "tests", "testdata", "hypershift-crds"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlabelled := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "unlabelledcontrolplanes.e2e.example.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "e2e.example.com", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "UnlabelledControlPlane", ListKind: "UnlabelledControlPlaneList",
-				Plural: "unlabelledcontrolplanes", Singular: "unlabelledcontrolplane"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
-		},
-	}
-	if err := crds.Apply(ctx, crdClient, append(list, unlabelled), time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	installHyperShiftCRDs(t, crdClient)
 
 	clusterFile := filepath.Join(env.Root, "apis", "private", "crds", "cluster.hypershift.openshift.io_clusters.yaml")
 	for _, mode := range []struct {
@@ -161,6 +147,32 @@ func testHyperShiftCluster(t *testing.T) {
 	})
 }
 
+// installHyperShiftCRDs installs HyperShift's HostedControlPlane and ExternalInfraCluster CRDs
+// (tests/testdata/hypershift-crds, contract-labelled) and a CRD without contract labels,
+// UnlabelledControlPlane.e2e.example.com.
+func installHyperShiftCRDs(t *testing.T, crdClient client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := crds.Read(filepath.Join(env.Root, "tests", "testdata", "hypershift-crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlabelled := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "unlabelledcontrolplanes.e2e.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "e2e.example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "UnlabelledControlPlane", ListKind: "UnlabelledControlPlaneList",
+				Plural: "unlabelledcontrolplanes", Singular: "unlabelledcontrolplane"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+		},
+	}
+	if err := crds.Apply(ctx, crdClient, append(list, unlabelled), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // serveOneVersion replaces the private Cluster CRD with one that serves and stores only version (no
 // conversion webhook), so that the proxy converts the other version in process, and reinstalls the CRD
 // from file at cleanup.
@@ -254,4 +266,66 @@ func deref(r *corev1.ObjectReference) corev1.ObjectReference {
 		return corev1.ObjectReference{}
 	}
 	return *r
+}
+
+// TestForeignKindErrorsAsCAPI: converting a Cluster that references a kind without a route whose CRD has no
+// contract label, or no CRD at all, fails through the proxy with the error CAPI's own conversion webhook
+// (the real v1.13.6 manager's, resolving through the proxy with contract.GetAPIVersion) gives for the
+// same object.
+func TestForeignKindErrorsAsCAPI(t *testing.T) {
+	ctx := context.Background()
+	installHyperShiftCRDs(t, directCRDClient(t))
+	c, _ := versionsClient(t)
+	ns := namespace(t, c)
+	m, err := env.StartManager(ctx, proxy, framework.CAPIManager, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Stop)
+	hc, err := m.WebhookClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"UnlabelledControlPlane", "MissingControlPlane"} {
+		t.Run(kind, func(t *testing.T) {
+			cluster := &clusterv1.Cluster{
+				TypeMeta:   metav1.TypeMeta{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster"},
+				ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(kind), Namespace: ns},
+				Spec: clusterv1.ClusterSpec{ControlPlaneRef: ref("e2e.example.com", kind, "cp"),
+					InfrastructureRef: ref(upstreamInfra, "AWSCluster", "c")},
+			}
+			raw, err := json.Marshal(cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			review, _ := json.Marshal(apiextensionsv1.ConversionReview{
+				TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},
+				Request: &apiextensionsv1.ConversionRequest{UID: "u", DesiredAPIVersion: clusterv1beta1.GroupVersion.String(),
+					Objects: []runtime.RawExtension{{Raw: raw}}},
+			})
+			resp, err := hc.Post(m.WebhookURL+"/convert", "application/json", bytes.NewReader(review))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			answer := apiextensionsv1.ConversionReview{}
+			if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Response == nil {
+				t.Fatalf("CAPI's conversion webhook: %d, %v", resp.StatusCode, err)
+			}
+			capi := answer.Response.Result.Message
+			i := strings.Index(capi, "failed to get apiVersion for kind")
+			if answer.Response.Result.Status != metav1.StatusFailure || i < 0 {
+				t.Fatalf("CAPI's conversion webhook answered %+v", answer.Response.Result)
+			}
+			want := capi[i:]
+
+			if err := c.Create(ctx, cluster); err != nil {
+				t.Fatal(err)
+			}
+			err = c.Get(ctx, client.ObjectKeyFromObject(cluster), &clusterv1beta1.Cluster{})
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "spec.controlPlaneRef") {
+				t.Errorf("reading in v1beta1 through the proxy: %v\nwant spec.controlPlaneRef and CAPI's own error: %s", err, want)
+			}
+		})
+	}
 }
