@@ -60,8 +60,10 @@ type webhookServer struct {
 
 // startAdmission starts the managers through the suite's proxy (watching ns), a second proxy that
 // serves their webhooks and those of the in-process servers, and installs the webhook configurations of
-// both pointed at that proxy; everything is removed again at cleanup, the configurations first.
-func startAdmission(t *testing.T, ns string, managers map[string]string, inProcess map[string]*httptest.Server) *admissionEnv {
+// both pointed at that proxy; everything is removed again at cleanup, the configurations first, and
+// until the apiserver no longer calls them for the probes (objects in ns each configuration matches,
+// created with dry run), so that no later test meets them.
+func startAdmission(t *testing.T, ns string, managers map[string]string, inProcess map[string]*httptest.Server, probes ...client.Object) *admissionEnv {
 	t.Helper()
 	ctx := context.Background()
 	a := &admissionEnv{ns: ns, servers: map[string]webhookServer{}}
@@ -124,8 +126,48 @@ func startAdmission(t *testing.T, ns string, managers map[string]string, inProce
 				}
 			}
 		}
+		waitWebhooksGone(t, p, probes)
 	})
 	return a
+}
+
+// waitWebhooksGone waits until dry-run creates of the probes through the suite's proxy succeed without
+// reaching p's admission webhooks (its request counter stands still): the apiserver has seen the
+// configurations' deletion.
+func waitWebhooksGone(t *testing.T, p *framework.Proxy, probes []client.Object) {
+	t.Helper()
+	c, err := client.New(proxy.Config(env.AdminToken), client.Options{Scheme: admissionScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reviews := func() float64 {
+		_, body := get(t, p.MetricsURL+"/metrics")
+		var n float64
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, "capi_proxy_admission_webhook_requests_total{") {
+				v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+				n += v
+			}
+		}
+		return n
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		before := reviews()
+		for _, probe := range probes {
+			if err := c.Create(ctx, probe.DeepCopyObject().(client.Object), client.DryRunAll); err != nil {
+				t.Logf("dry-run create of a %T: %v", probe, err)
+				return false, nil
+			}
+		}
+		after := reviews()
+		if after != before {
+			t.Logf("the webhooks were called %v times", after-before)
+		}
+		return after == before, nil
+	})
+	if err != nil {
+		t.Errorf("the apiserver still calls the deleted webhook configurations: %v", err)
+	}
 }
 
 func directAdmissionClient(t *testing.T) client.Client {
@@ -252,7 +294,15 @@ func TestAdmissionWebhooks(t *testing.T) {
 	a := startAdmission(t, ns, map[string]string{
 		"cluster-api":           framework.CAPIManager,
 		"kubeadm-control-plane": framework.KubeadmControlPlaneManager,
-	}, nil)
+	}, nil,
+		&clusterv1.MachineDeployment{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}, Spec: clusterv1.MachineDeploymentSpec{
+			ClusterName: "c1", Selector: metav1.LabelSelector{MatchLabels: map[string]string{"probe": "md"}},
+			Template: clusterv1.MachineTemplateSpec{ObjectMeta: clusterv1.ObjectMeta{Labels: map[string]string{"probe": "md"}}, Spec: clusterv1.MachineSpec{ClusterName: "c1",
+				Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To("s")}, InfrastructureRef: ref(upstreamInfra, "AWSMachineTemplate", "t")}}}},
+		&controlplanev1.KubeadmControlPlane{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}, Spec: controlplanev1.KubeadmControlPlaneSpec{
+			Replicas: ptr.To[int32](1), Version: "v1.34.2", MachineTemplate: controlplanev1.KubeadmControlPlaneMachineTemplate{
+				Spec: controlplanev1.KubeadmControlPlaneMachineTemplateSpec{InfrastructureRef: ref(upstreamInfra, "AWSMachineTemplate", "t")}}}},
+	)
 
 	t.Run("invalid Cluster", func(t *testing.T) {
 		cluster := &clusterv1.Cluster{
@@ -444,7 +494,8 @@ func TestAdmissionWebhooksCAPA(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t, c)
-	a := startAdmission(t, ns, nil, map[string]*httptest.Server{"aws": srv})
+	a := startAdmission(t, ns, nil, map[string]*httptest.Server{"aws": srv},
+		&awsv1.AWSMachine{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns}, Spec: awsv1.AWSMachineSpec{InstanceType: "m5.large"}})
 	names := map[string]string{"mutating": "mutation.awsmachine.infrastructure.cluster.x-k8s.io", "validating": "validation.awsmachine.infrastructure.cluster.x-k8s.io"}
 	const mutate, validate = "/mutate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine", "/validate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine"
 
