@@ -16,6 +16,8 @@
 //   - apis/private/zz_generated.embed.go, apis/private/kustomization.yaml and config/: the install
 //     assets (kustomize bases and the shared and sidecar overlays), rendered by package install; see
 //     emit.Install.
+//   - apis/private/webhooks/<name>.yaml: for every upstream webhook manifest in apis/upstream.Webhooks,
+//     its webhook configurations on the private groups, pointed at the proxy (see emit.Webhooks).
 //
 // A field the generator cannot classify (a type that encodes itself, an interface, ...) fails the run with
 // the field path that reaches it; see package generator/model.
@@ -82,6 +84,9 @@ func run(root, controllerGen string) error {
 		return err
 	}
 	if err := e.Roles(upstream.Roles, goModule(root)); err != nil {
+		return err
+	}
+	if err := e.Webhooks(upstream.Webhooks, goModule(root)); err != nil {
 		return err
 	}
 	// controller-gen: deepcopy for the private types, then the CRDs, then their conversion stanzas.

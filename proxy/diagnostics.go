@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
@@ -31,9 +32,9 @@ type diagnostics struct {
 
 // diagnostics listens on --metrics-listen (nil if disabled): /metrics serves m; /healthz answers while
 // the process serves; /readyz while the backend answers (server.BackendReady) and the proxy is not
-// shutting down. Both health endpoints take controller-runtime's healthz forms: /readyz/<check>, and
+// shutting down, and crds (when not nil) has synced. Both health endpoints take controller-runtime's healthz forms: /readyz/<check>, and
 // ?verbose for a per-check report.
-func (o *options) diagnostics(opts server.Options, m *metrics.Metrics) (*diagnostics, error) {
+func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crdcache.Cache) (*diagnostics, error) {
 	if o.metricsListen == "" || o.metricsListen == "0" {
 		return nil, nil
 	}
@@ -53,6 +54,9 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics) (*diagnos
 	}}
 	if opts.Namespaces != nil {
 		ready.Checks["namespaces"] = opts.Namespaces.Ready
+	}
+	if crds != nil {
+		ready.Checks["crds"] = crds.Ready
 	}
 	live := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
 

@@ -22,7 +22,16 @@
 //
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
 // calls over TLS when a client asks for another version than the stored one, and converts in process
-// where the backend does not serve a version a client asks for (package adapt). The install-crds command
+// where the backend does not serve a version a client asks for (package adapt). Conversions resolve the
+// apiVersion of referenced kinds without a route (HyperShift's HostedControlPlane) from the contract
+// labels of their CRDs, which the proxy watches (metadata only) with its own identity: the kubeconfig's
+// credentials, also in pass-through mode, or the pod's service account. That identity needs get, list
+// and watch on customresourcedefinitions; /readyz waits for the first list.
+//
+// With --admission-webhook=MANAGER=URL (repeatable) it serves the admission webhooks of the CAPI
+// managers and providers on the private groups (apis/private/webhooks) at /admission/MANAGER/..., and
+// forwards each AdmissionReview, in upstream terms, to the manager's webhook server (package webhook's
+// Admission); install-crds --admission-webhooks installs their configurations pointed at the proxy. The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
 // --webhook-listen adds a TLS listener serving only /convert (with --webhook-tls-cert-file and
@@ -46,13 +55,17 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,10 +76,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -95,6 +111,9 @@ type options struct {
 	webhookListen      string
 	webhookTLSCertFile string
 	webhookTLSKeyFile  string
+
+	admissionWebhooks      []string
+	admissionWebhookCAFile string
 }
 
 func main() {
@@ -156,6 +175,10 @@ Commands:
 	fs = fss.FlagSet("migration")
 	fs.BoolVar(&o.followNamespaces, "follow-namespaces", true, "Follow each Namespace's "+serving.Label+" label (the migration's per-namespace cut-over): serve its CAPI kinds from the upstream or private groups and hold their writes as it says. The identity of --kubeconfig (or the pod's service account) needs list and watch on namespaces; /readyz fails until the first list is in. Disable only where no namespace is ever migrated.")
 	fs.DurationVar(&o.holdRetryAfter, "hold-retry-after", server.DefaultHoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
+
+	fs = fss.FlagSet("admission")
+	fs.StringArrayVar(&o.admissionWebhooks, "admission-webhook", nil, "MANAGER=URL: the webhook server of a CAPI manager or provider (cluster-api, kubeadm-bootstrap, kubeadm-control-plane, aws, azure, gcp, ibmcloud, kubevirt, openstack, vsphere, vsphere-supervisor: the names of apis/private/webhooks), e.g. cluster-api=https://127.0.0.1:9443. The proxy serves that manager's admission webhooks on the private groups at "+webhook.AdmissionPathPrefix+"MANAGER/... and forwards them there. Repeatable.")
+	fs.StringVar(&o.admissionWebhookCAFile, "admission-webhook-ca-file", "", "PEM bundle of the certificate authorities that sign the webhook servers' certificates (the system roots if empty).")
 
 	fs = fss.FlagSet("diagnostics")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
@@ -252,6 +275,73 @@ func (o *options) backend() (*rest.Config, error) {
 	return &rest.Config{Host: o.backendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.backendCAFile}}, nil
 }
 
+// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of kinds without
+// a route (HyperShift's HostedControlPlane) for conversions, with the proxy's own identity: the
+// kubeconfig's credentials, or the pod's service account without --kubeconfig. With --backend-url the
+// proxy has no identity, and it returns nil: converting an object that references such a kind to v1beta1
+// then fails.
+func (o *options) crdCache(ctx context.Context, backend *rest.Config) (*crdcache.Cache, error) {
+	if o.backendURL != "" {
+		klog.InfoS("No identity of the proxy's own (--backend-url): kinds without a route cannot be resolved for conversions")
+		return nil, nil
+	}
+	c, err := crdcache.New(backend)
+	if err != nil {
+		return nil, err
+	}
+	c.Start(ctx)
+	return c, nil
+}
+
+// admission returns the handler of the private groups' admission webhooks, or nil without
+// --admission-webhook.
+func (o *options) admission(table *translate.Table, m *metrics.Metrics) (http.Handler, error) {
+	if len(o.admissionWebhooks) == 0 {
+		return nil, nil
+	}
+	known := map[string]bool{}
+	for _, src := range upstream.Webhooks {
+		known[src.Name] = true
+	}
+	servers := map[string]*url.URL{}
+	for _, a := range o.admissionWebhooks {
+		name, raw, ok := strings.Cut(a, "=")
+		u, err := url.Parse(raw)
+		switch {
+		case !ok || name == "":
+			return nil, fmt.Errorf("--admission-webhook %q: want MANAGER=URL", a)
+		case !known[name]:
+			return nil, fmt.Errorf("--admission-webhook %q: no manager %q has webhooks (apis/private/webhooks)", a, name)
+		case err != nil || u.Scheme != "https" || u.Host == "":
+			return nil, fmt.Errorf("--admission-webhook %q: want an https URL", a)
+		case servers[name] != nil:
+			return nil, fmt.Errorf("--admission-webhook %q: %s given twice", a, name)
+		}
+		servers[name] = u
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.admissionWebhookCAFile != "" {
+		data, err := os.ReadFile(o.admissionWebhookCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--admission-webhook-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--admission-webhook-ca-file %s: no PEM certificate", o.admissionWebhookCAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	transport := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsConfig,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return webhook.NewAdmission(table, webhook.AdmissionOptions{Servers: servers, Transport: transport, Metrics: m}), nil
+}
+
 func (o *options) run(ctx context.Context) error {
 	backend, err := o.backend()
 	if err != nil {
@@ -286,16 +376,26 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	crdMeta, err := o.crdCache(ctx, backend)
+	if err != nil {
+		return err
+	}
+	if crdMeta != nil {
+		converter.ResolveWithCRDs(crdMeta)
+	}
 	opts.Converter = converter
+	if opts.Admission, err = o.admission(table, m); err != nil {
+		return err
+	}
 	handler, err := server.New(opts)
 	if err != nil {
 		return err
 	}
-	diagnostics, err := o.diagnostics(opts, m)
+	diagnostics, err := o.diagnostics(opts, m, crdMeta)
 	if err != nil {
 		return err
 	}
-	webhooks, err := o.webhookServer(ctx, converter, m)
+	webhooks, err := o.webhookServer(ctx, converter, opts.Admission, m)
 	if err != nil {
 		return err
 	}

@@ -61,16 +61,17 @@ func backendCA(ctx context.Context, cfg *rest.Config) (dynamiccertificates.CACon
 	return ca, nil
 }
 
-// webhookServer serves the private CRDs' conversion webhook (classify.WebhookPath, package webhook) on
-// --webhook-listen over TLS: the apiserver must reach it from outside the pod, while in sidecar mode the
-// API listener is confined to loopback. Any other path is 404. Admission webhooks will join it here.
+// webhookServer serves the private CRDs' conversion webhook (classify.WebhookPath, package webhook) and,
+// with --admission-webhook, the admission webhooks (webhook.AdmissionPathPrefix) on --webhook-listen over
+// TLS: the apiserver must reach them from outside the pod, while in sidecar mode the API listener is
+// confined to loopback. Any other path is 404.
 type webhookServer struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
 // webhookServer listens on --webhook-listen, or returns nil when it is empty.
-func (o *options) webhookServer(ctx context.Context, converter *convert.Converter, m *metrics.Metrics) (*webhookServer, error) {
+func (o *options) webhookServer(ctx context.Context, converter *convert.Converter, admission http.Handler, m *metrics.Metrics) (*webhookServer, error) {
 	if o.webhookListen == "" {
 		return nil, nil
 	}
@@ -84,6 +85,9 @@ func (o *options) webhookServer(ctx context.Context, converter *convert.Converte
 	}
 	mux := http.NewServeMux()
 	mux.Handle(classify.WebhookPath, webhook.New(converter, webhook.Options{Metrics: m}))
+	if admission != nil {
+		mux.Handle(webhook.AdmissionPathPrefix, admission)
+	}
 	ln, err := net.Listen("tcp", o.webhookListen)
 	if err != nil {
 		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.webhookListen, err)
@@ -101,7 +105,7 @@ func (o *options) webhookServer(ctx context.Context, converter *convert.Converte
 }
 
 func (w *webhookServer) serve() error {
-	klog.InfoS("Serving the conversion webhook", "address", w.ln.Addr().String(), "path", classify.WebhookPath)
+	klog.InfoS("Serving the webhooks", "address", w.ln.Addr().String(), "conversion", classify.WebhookPath, "admission", webhook.AdmissionPathPrefix)
 	if err := w.srv.ServeTLS(w.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -167,12 +167,11 @@ var Roles embed.FS
 		return err
 	}
 	var resources []string
-	// MERGE(admission webhooks): the Validating/MutatingWebhookConfigurations generated into
-	// apis/private/webhooks/*.yaml join the CRDs and roles here, the one place the private manifests are
-	// listed for kustomize, provided their emitter runs before Install in generator/main.go. Point their
-	// clientConfig.service at install.Name, namespace "system", port 443: the overlays' namespace
-	// transformer sets webhooks[].clientConfig.service.namespace as it does the CRDs', and the proxy's
-	// webhook listener (proxy/serving.go, webhookServer) is where their handler mounts.
+	// The Validating/MutatingWebhookConfigurations emit.Webhooks wrote into apis/private/webhooks/*.yaml
+	// join the CRDs and roles here, the one place the private manifests are listed for kustomize (Webhooks
+	// runs before Install in generator/main.go). Their clientConfig.service is install.Name in namespace
+	// "system", port 443: the overlays' namespace transformer sets it as it does the CRDs', and the
+	// proxy's webhook listener serves them (proxy/serving.go) with --admission-webhook.
 	for _, sub := range []string{"crds", "rbac", "webhooks"} {
 		matches, err := filepath.Glob(filepath.Join(dir, sub, "*.yaml"))
 		if err != nil {

@@ -8,9 +8,12 @@ import (
 	"strconv"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/contract"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -35,23 +38,59 @@ func compatibleContracts(contract string) []string {
 	return out
 }
 
-// ErrUnresolvedKind is wrapped by the errors of APIVersion.
+// ErrUnresolvedKind is wrapped by the errors of APIVersion (errors.Is).
 var ErrUnresolvedKind = errors.New("cannot tell the apiVersion of the referenced kind")
 
+// CRDs gives the metadata of the backend's CustomResourceDefinitions by name, as last seen; package
+// crdcache's Cache is one.
+type CRDs interface {
+	Get(name string) (metav1.Object, bool)
+}
+
+// ResolveWithCRDs makes APIVersion resolve kinds without a route from the contract labels of their CRDs
+// in crds. Call it before the Converter serves.
+func (c *Converter) ResolveWithCRDs(crds CRDs) { c.crds = crds }
+
 // APIVersion returns the apiVersion ("infrastructure.cluster.x-k8s.io/v1beta2") that a v1beta1 reference to
-// the upstream kind gk carries, by CAPI's rule (internal/contract.GetLatestContractAndAPIVersionFromContract)
-// applied to the contract labels of the kind's private CRD, which the route table repeats: of the
-// contracts compatible with CAPI's, the newest one the kind labels, and of its versions the newest. It
-// answers without an API call, so it serves conversions in the webhook, which has no credentials. It fails
-// for a kind without a route (another provider's kind in a mapped group, which no private CRD serves) and
-// for a kind without contract labels.
+// the upstream kind gk carries, by CAPI's rule (internal/contract.GetAPIVersion and
+// GetLatestContractAndAPIVersionFromContract): of the contracts compatible with CAPI's, the newest one the
+// kind's CRD labels ("cluster.x-k8s.io/v1beta2: v1beta1_v1beta2"), and of its versions the newest.
+//
+// For a kind with a route the labels are those of its private CRD as the generator wrote them into the
+// route table: no API call, so the webhook answers without credentials. For a kind without a route
+// (HyperShift's HostedControlPlane.hypershift.openshift.io, another provider's kind in a mapped group)
+// they are the labels of its CRD on the backend, <plural>.<group> by CAPI's contract.CalculateCRDName
+// (the private group for a mapped one), read from the CRDs given to ResolveWithCRDs.
+//
+// Its errors wrap ErrUnresolvedKind and read as upstream's getter's do:
+//
+//	failed to get apiVersion for kind HostedControlPlane: failed to get CustomResourceDefinition metadata: CustomResourceDefinition.apiextensions.k8s.io "hostedcontrolplanes.hypershift.openshift.io" not found
+//	failed to get apiVersion for kind HostedControlPlane: cannot find any versions matching contract versions ["v1beta2" "v1beta1"] for CRD hostedcontrolplanes.hypershift.openshift.io as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)
+//
+// CRD names in them are upstream's (the upstream group), never the private ones.
 func (c *Converter) APIVersion(gk schema.GroupKind) (string, error) {
-	routes := c.table.Versions(gk)
-	if len(routes) == 0 {
-		return "", fmt.Errorf("%w %s: no private CRD serves it (it has no route in the proxy)", ErrUnresolvedKind, gk)
+	name := contract.CalculateCRDName(gk.Group, gk.Kind)
+	if routes := c.table.Versions(gk); len(routes) > 0 {
+		return latestAPIVersion(gk, name, routes[0].ContractLabels)
 	}
-	labels := routes[0].ContractLabels
-	for _, contract := range compatibleContracts(currentContract) {
+	if c.crds == nil {
+		return "", &unresolvedError{fmt.Sprintf("failed to get apiVersion for kind %s: failed to get CustomResourceDefinition metadata: "+
+			"the proxy reads no CustomResourceDefinitions and no route serves %s", gk.Kind, gk)}
+	}
+	crd, ok := c.crds.Get(contract.CalculateCRDName(translate.ToPrivate.Group(gk.Group), gk.Kind))
+	if !ok {
+		// As CAPI's manager reads it, from controller-runtime's cache, whose NotFound names the kind.
+		notFound := apierrors.NewNotFound(schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "CustomResourceDefinition"}, name)
+		return "", &unresolvedError{fmt.Sprintf("failed to get apiVersion for kind %s: failed to get CustomResourceDefinition metadata: %v", gk.Kind, notFound)}
+	}
+	return latestAPIVersion(gk, name, crd.GetLabels())
+}
+
+// latestAPIVersion applies CAPI's GetLatestContractAndAPIVersionFromContract to the labels of the CRD
+// named crdName.
+func latestAPIVersion(gk schema.GroupKind, crdName string, labels map[string]string) (string, error) {
+	contracts := compatibleContracts(currentContract)
+	for _, contract := range contracts {
 		versions := labels[contractLabelPrefix+contract]
 		if versions == "" {
 			continue
@@ -60,9 +99,16 @@ func (c *Converter) APIVersion(gk schema.GroupKind) (string, error) {
 		sort.Slice(vs, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(vs[i], vs[j]) > 0 })
 		return schema.GroupVersion{Group: gk.Group, Version: vs[0]}.String(), nil
 	}
-	return "", fmt.Errorf("%w %s: its CRD has no CAPI contract label for contracts %s", ErrUnresolvedKind, gk,
-		strings.Join(compatibleContracts(currentContract), ", "))
+	return "", &unresolvedError{fmt.Sprintf("failed to get apiVersion for kind %s: cannot find any versions matching contract versions %q for CRD %v "+
+		"as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)",
+		gk.Kind, contracts, crdName)}
 }
+
+// unresolvedError is an error of APIVersion, in upstream's words.
+type unresolvedError struct{ msg string }
+
+func (e *unresolvedError) Error() string        { return e.msg }
+func (e *unresolvedError) Is(target error) bool { return target == ErrUnresolvedKind }
 
 // explain finds, after a conversion of obj (a typed object of route r) failed with err, the references in
 // obj whose kind APIVersion cannot resolve, and returns err prefixed with their fields

@@ -32,8 +32,10 @@
 // (SetAPIVersionGetter in sigs.k8s.io/cluster-api/api/core/v1beta1 and .../controlplane/kubeadm/v1beta1);
 // New installs Converter.APIVersion there, which answers from the contract labels of the private CRDs as the
 // generator wrote them into the route table, by CAPI's own rule (see APIVersion). A kind without a route
-// (another provider's kind in a mapped group) cannot be resolved, and converting an object that references
-// it fails with an error naming the field.
+// (HyperShift's HostedControlPlane, another provider's kind in a mapped group) is resolved from the labels
+// of its CRD on the backend, read from a watch-backed metadata cache (ResolveWithCRDs, package crdcache),
+// as CAPI's getter reads them from the CRD; where that fails too, converting an object that references it
+// fails with upstream's error, prefixed with the field.
 package convert
 
 import (
@@ -58,6 +60,8 @@ type Converter struct {
 	table *translate.Table
 	// hubs maps an upstream kind that converts by hub and spoke to the route of its hub.
 	hubs map[schema.GroupKind]*translate.Route
+	// crds resolves the apiVersion of kinds without a route (ResolveWithCRDs); nil resolves none.
+	crds CRDs
 }
 
 // New returns a Converter for the routes of table, and installs its APIVersion as the apiVersion getter of

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -43,14 +44,79 @@ func TestAPIVersion(t *testing.T) {
 			t.Errorf("APIVersion(%s) = %q, %v; want %q", gk, got, err, want)
 		}
 	}
-	for _, gk := range []schema.GroupKind{
-		{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachine"}, // no route
-		{Group: "cluster.x-k8s.io", Kind: "Machine"},                      // no contract labels
+	for gk, want := range map[schema.GroupKind]string{
+		// No route, and no CRDs to read.
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachine"}: `failed to get apiVersion for kind DockerMachine: failed to get CustomResourceDefinition metadata: ` +
+			`the proxy reads no CustomResourceDefinitions and no route serves DockerMachine.infrastructure.cluster.x-k8s.io`,
+		// A route, but no contract labels: upstream's words.
+		{Group: "cluster.x-k8s.io", Kind: "Machine"}: `failed to get apiVersion for kind Machine: cannot find any versions matching contract versions ["v1beta2" "v1beta1"] ` +
+			`for CRD machines.cluster.x-k8s.io as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)`,
 	} {
 		_, err := c.APIVersion(gk)
-		if !errors.Is(err, convert.ErrUnresolvedKind) || !strings.Contains(err.Error(), gk.String()) {
-			t.Errorf("APIVersion(%s) = %v, want an ErrUnresolvedKind naming the kind", gk, err)
+		if !errors.Is(err, convert.ErrUnresolvedKind) || err.Error() != want {
+			t.Errorf("APIVersion(%s) = %v,\nwant an ErrUnresolvedKind %s", gk, err, want)
 		}
+	}
+}
+
+// fakeCRDs maps CRD names to their labels.
+type fakeCRDs map[string]map[string]string
+
+func (f fakeCRDs) Get(name string) (metav1.Object, bool) {
+	labels, ok := f[name]
+	if !ok {
+		return nil, false
+	}
+	return &metav1.ObjectMeta{Name: name, Labels: labels}, true
+}
+
+// TestAPIVersionFromCRDs resolves kinds without a route from their CRDs' contract labels, as CAPI's
+// contract.GetAPIVersion does, and keeps the route table's answer for routed kinds.
+func TestAPIVersionFromCRDs(t *testing.T) {
+	c := newConverter(t)
+	c.ResolveWithCRDs(fakeCRDs{
+		// HyperShift labels its CRDs for both contracts.
+		"hostedcontrolplanes.hypershift.openshift.io":   {"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta1"},
+		"externalinfraclusters.hypershift.openshift.io": {"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
+		"unlabelleds.example.com":                       {"app": "x"},
+		// A kind of a mapped group without a route: its CRD is read at the private group.
+		"dockermachines.infrastructure.cluster.hypershift.openshift.io": {"cluster.x-k8s.io/v1beta2": "v1beta2"},
+		"dockermachines.infrastructure.cluster.x-k8s.io":                {"cluster.x-k8s.io/v1beta2": "v1beta9"},
+		// A routed kind's CRD on the backend is not read: the table answers.
+		"awsmachines.infrastructure.cluster.hypershift.openshift.io": {"cluster.x-k8s.io/v1beta2": "v1beta9"},
+	})
+	for gk, want := range map[schema.GroupKind]string{
+		{Group: "hypershift.openshift.io", Kind: "HostedControlPlane"}:    "hypershift.openshift.io/v1beta1",
+		{Group: "hypershift.openshift.io", Kind: "ExternalInfraCluster"}:  "hypershift.openshift.io/v1beta1",
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachine"}: "infrastructure.cluster.x-k8s.io/v1beta2",
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachine"}:    "infrastructure.cluster.x-k8s.io/v1beta2",
+	} {
+		if got, err := c.APIVersion(gk); err != nil || got != want {
+			t.Errorf("APIVersion(%s) = %q, %v; want %q", gk, got, err, want)
+		}
+	}
+	for gk, want := range map[schema.GroupKind]string{
+		{Group: "example.com", Kind: "Unlabelled"}: `failed to get apiVersion for kind Unlabelled: cannot find any versions matching contract versions ["v1beta2" "v1beta1"] ` +
+			`for CRD unlabelleds.example.com as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)`,
+		{Group: "example.com", Kind: "Missing"}: `failed to get apiVersion for kind Missing: failed to get CustomResourceDefinition metadata: ` +
+			`CustomResourceDefinition.apiextensions.k8s.io "missings.example.com" not found`,
+	} {
+		_, err := c.APIVersion(gk)
+		if !errors.Is(err, convert.ErrUnresolvedKind) || err.Error() != want {
+			t.Errorf("APIVersion(%s) = %v,\nwant an ErrUnresolvedKind %s", gk, err, want)
+		}
+	}
+	// Upstream's conversion of a Cluster uses it: HyperShift's Cluster reads as v1beta1.
+	hub := &clusterv1.Cluster{Spec: clusterv1.ClusterSpec{
+		ControlPlaneRef:   clusterv1.ContractVersionedObjectReference{APIGroup: "hypershift.openshift.io", Kind: "HostedControlPlane", Name: "hcp"},
+		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "hypershift.openshift.io", Kind: "ExternalInfraCluster", Name: "c"},
+	}}
+	spoke := &clusterv1beta1.Cluster{}
+	if err := spoke.ConvertFrom(hub); err != nil {
+		t.Fatal(err)
+	}
+	if got := spoke.Spec.ControlPlaneRef.APIVersion + " " + spoke.Spec.InfrastructureRef.APIVersion; got != "hypershift.openshift.io/v1beta1 hypershift.openshift.io/v1beta1" {
+		t.Errorf("references' apiVersions = %s", got)
 	}
 }
 

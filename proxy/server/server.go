@@ -14,7 +14,8 @@
 //     lists and watches merged while namespaces are mixed (cutover.go, namespaces.go, merge.go);
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
-//     discovery, CRDs (crd.go, package crd) and resources;
+//     discovery, CRDs (crd.go, package crd) and resources; the admission webhooks (Options.Admission) are
+//     served ahead of the whole chain, at their own paths;
 //  4. the request stage (request.go): the path to the private group, the query's selectors and the body
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated (package negotiate);
@@ -61,6 +62,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"time"
 
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -124,6 +126,10 @@ type Options struct {
 	// HoldRetryAfter is the Retry-After of a held write (429) and of a request of a mapped kind before
 	// Namespaces has synced (503). Zero means DefaultHoldRetryAfter.
 	HoldRetryAfter time.Duration
+	// Admission, when set, serves the private groups' admission webhooks below
+	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
+	// apiserver calls them, not a client of the API.
+	Admission http.Handler
 }
 
 const (
@@ -236,12 +242,28 @@ func New(o Options) (http.Handler, error) {
 		s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
 	}
 	s.core = core
-	return withClass(s.classifier,
+	var h http.Handler = withClass(s.classifier,
 		withMetrics(s.metrics,
 			auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes,
 				withUnrouted(
 					withBodyLimit(s.maxBody,
-						withUpgrades(s.upgrades, s.withServing(core))))))), nil
+						withUpgrades(s.upgrades, s.withServing(core)))))))
+	if o.Admission != nil {
+		h = withAdmission(o.Admission, h)
+	}
+	return h, nil
+}
+
+// withAdmission serves the paths below webhook.AdmissionPathPrefix with admission, and every other path
+// with next. kube-apiserver serves nothing there, so no API path is shadowed.
+func withAdmission(admission, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, webhook.AdmissionPathPrefix) {
+			admission.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP dispatches a classified request (the filters New lists ran before) by its class.

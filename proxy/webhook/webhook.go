@@ -20,6 +20,11 @@
 // who can reach the proxy can therefore POST a ConversionReview, but it only converts the objects the
 // caller sends: it reads nothing from the backend and writes nothing, so a caller learns nothing and gains
 // no privilege it did not have.
+//
+// The package also serves the admission webhooks of the private groups (Admission, at
+// AdmissionPathPrefix): it forwards the apiserver's AdmissionReviews of private objects, in upstream
+// terms, to the webhook server of the CAPI manager or provider that owns the kind, and translates the
+// answers back.
 package webhook
 
 import (

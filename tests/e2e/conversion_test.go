@@ -428,7 +428,8 @@ func TestConversionErrorNamesField(t *testing.T) {
 	if err == nil {
 		t.Fatal("reading in v1beta1 succeeded")
 	}
-	for _, want := range []string{`Machine.cluster.x-k8s.io "` + ns + `/docker"`, "spec.infrastructureRef", "DockerMachine.infrastructure.cluster.x-k8s.io"} {
+	for _, want := range []string{`Machine.cluster.x-k8s.io "` + ns + `/docker"`, "spec.infrastructureRef",
+		`failed to get apiVersion for kind DockerMachine`, `CustomResourceDefinition.apiextensions.k8s.io "dockermachines.infrastructure.cluster.x-k8s.io" not found`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
