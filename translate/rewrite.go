@@ -33,7 +33,7 @@ func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
 
 // Valid returns nil for a well-formed JSON document, and else an error that says what is wrong with it.
 func Valid(data []byte) error {
-	if json.Valid(data) {
+	if end, err := Scan(data, skipSpace(data, 0)); err == nil && skipSpace(data, end) == len(data) {
 		return nil
 	}
 	// json.Unmarshal explains what is wrong with it.
@@ -185,6 +185,10 @@ func (rw *rewriter) leaf(start, end int, k ValueKind) error {
 func (rw *rewriter) replace(start, end int, s, t string) {
 	if t == s {
 		return
+	}
+	if rw.out == nil {
+		// Room for the whole document, and for names that grow (a private group is longer).
+		rw.out = make([]byte, 0, len(rw.in)+len(rw.in)/16+64)
 	}
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	if bytes.IndexByte(rw.in[start:end], '\\') < 0 {
