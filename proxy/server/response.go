@@ -146,8 +146,15 @@ type readCloser struct {
 func (r *readCloser) Close() error { return r.close() }
 
 // translateResponse translates the backend's response to a Mapped or Other request, in place.
+// The objects of a watch are translated once for all the watches of the resource (stream.Shared):
+// kube-apiserver sends each of them the same bytes.
 func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
-	return s.translateObjects(ex, resp, s.bodies.UpstreamOf(schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}))
+	gr := schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}
+	upstream := s.bodies.UpstreamOf(gr)
+	if ex.req.Watch {
+		upstream = s.sharedWatch.Object(gr.String(), upstream)
+	}
+	return s.translateObjects(ex, resp, upstream)
 }
 
 // translateObjects translates the backend's response to a resource request, in place: the objects it

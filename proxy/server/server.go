@@ -74,6 +74,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -137,7 +138,14 @@ type server struct {
 	proxy, upgrades *httputil.ReverseProxy
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
+	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
+	// the same resource.
+	sharedWatch *stream.Shared
 }
+
+// sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
+// watchers of one resource see at the same time.
+const sharedWatchBytes = 2 << 20
 
 // New returns the proxy's handler.
 func New(o Options) (http.Handler, error) {
@@ -179,6 +187,7 @@ func New(o Options) (http.Handler, error) {
 		openapiDocs: openapi.NewCache(),
 		maxBody:     o.MaxRequestBodyBytes,
 		metrics:     o.Metrics,
+		sharedWatch: stream.NewShared(sharedWatchBytes),
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
