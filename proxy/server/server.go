@@ -48,9 +48,10 @@
 // bodies of built-in kinds transcoded to JSON when they name a mapped group. Table cells are printed text:
 // private group names in them are replaced whole (body.Translator).
 //
-// gzip: the backend leg is gzip'ed by the transport and decompressed for translation; a translated answer
-// larger than 128 KiB is gzip'ed again for a client that accepts it, as kube-apiserver does (watches are
-// not); an answer the proxy passes through keeps the backend's encoding.
+// gzip: resource requests ask the backend for an uncompressed answer (discovery's is gzip'ed by the
+// transport and decompressed for translation); a translated answer larger than 128 KiB is gzip'ed for a
+// client that accepts it, at kube-apiserver's level, as kube-apiserver does (watches are not); an answer
+// the proxy passes through keeps the backend's encoding.
 package server
 
 import (
@@ -141,6 +142,8 @@ type server struct {
 	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
 	// the same resource.
 	sharedWatch *stream.Shared
+	// watchMemory returns memory to the OS after a burst of watches (memory.go).
+	watchMemory *watchMemory
 }
 
 // sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
@@ -188,6 +191,7 @@ func New(o Options) (http.Handler, error) {
 		maxBody:     o.MaxRequestBodyBytes,
 		metrics:     o.Metrics,
 		sharedWatch: stream.NewShared(sharedWatchBytes),
+		watchMemory: newWatchMemory(),
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
