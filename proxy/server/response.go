@@ -197,6 +197,8 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 		return replaceBody(resp, statusUpstream)
 	case req.Watch:
 		return streamBody(resp, false, s.streamed(ex, func(dst io.Writer, flush func() error, src io.Reader) error {
+			s.watchMemory.started()
+			defer s.watchMemory.ended()
 			return stream.Watch(dst, flush, src, objects)
 		}))
 	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
