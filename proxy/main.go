@@ -75,6 +75,7 @@ type options struct {
 	identityHeaderPrefixes []string
 	metricsListen          string
 	responseHeaderTimeout  time.Duration
+	profiling              bool
 }
 
 func main() {
@@ -117,6 +118,8 @@ func newCommand() *cobra.Command {
 	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
 	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
+
+	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (/debug/pprof) on --metrics-listen.")
 
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -179,6 +182,7 @@ func (o *options) backend() (*rest.Config, error) {
 }
 
 func (o *options) run(ctx context.Context) error {
+	setMemoryLimit()
 	backend, err := o.backend()
 	if err != nil {
 		return err
