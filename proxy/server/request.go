@@ -45,6 +45,10 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		return
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
+	if req.Watch {
+		s.watches.ServeHTTP(w, r)
+		return
+	}
 	s.proxy.ServeHTTP(w, r)
 }
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
@@ -116,6 +118,57 @@ func streamBody(resp *http.Response, waitForOutput bool, translate func(dst io.W
 	return nil
 }
 
+// watchBody replaces the body of a watch with its translation, read event by event as the reverse
+// proxy copies it to the client (stream.WatchReader): an open watch holds no goroutine, pipe or output
+// buffer of its own, only the event being read. Its end is classified as streamed classifies a
+// stream's: a backend that broke off ends the client's watch cleanly, a translation failure (after the
+// ERROR event) is counted.
+func (s *server) watchBody(ex *exchange, resp *http.Response, objects stream.Objects) {
+	src := resp.Body
+	in := &sourceReader{r: src}
+	r := stream.NewWatchReader(in, objects)
+	s.watchMemory.started()
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			s.watchMemory.ended()
+			err := r.Err()
+			switch {
+			case err == nil:
+			case in.err != nil && !errors.Is(in.err, io.EOF):
+				if !errors.Is(in.err, context.Canceled) { // else the client went away
+					klog.V(2).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
+				}
+			default:
+				s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
+			}
+		})
+	}
+	resp.Body = &readCloser{
+		Reader: &endReader{r: r, end: end},
+		close: func() error {
+			end()
+			return src.Close()
+		},
+	}
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+}
+
+// endReader calls end once its reader has ended.
+type endReader struct {
+	r   io.Reader
+	end func()
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.end()
+	}
+	return n, err
+}
+
 // startSignal closes ch on the first write through it.
 type startSignal struct {
 	w    io.Writer
@@ -196,11 +249,8 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 		// An error: a Status.
 		return replaceBody(resp, statusUpstream)
 	case req.Watch:
-		return streamBody(resp, false, s.streamed(ex, func(dst io.Writer, flush func() error, src io.Reader) error {
-			s.watchMemory.started()
-			defer s.watchMemory.ended()
-			return stream.Watch(dst, flush, src, objects)
-		}))
+		s.watchBody(ex, resp, objects)
+		return nil
 	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
 		return streamBody(resp, true, s.streamed(ex, func(dst io.Writer, _ func() error, src io.Reader) error {
 			return stream.List(dst, src, objects)

@@ -60,6 +60,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -135,8 +136,10 @@ type server struct {
 	openapiDocs *openapi.Cache
 	maxBody     int64
 	metrics     *metrics.Metrics
-	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
-	proxy, upgrades *httputil.ReverseProxy
+	// proxy forwards every request but upgrades and watches of resources; watches forwards those with
+	// a smaller copy buffer, which an open watch holds for its life (see copyBuffers); upgrades forwards
+	// connection upgrades over HTTP/1.1.
+	proxy, watches, upgrades *httputil.ReverseProxy
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
@@ -145,6 +148,21 @@ type server struct {
 	// watchMemory returns memory to the OS after a burst of watches (memory.go).
 	watchMemory *watchMemory
 }
+
+// copyBuffers is a httputil.BufferPool of buffers of one size: ReverseProxy copies every response
+// body through one, and otherwise allocates 32 KiB per response.
+type copyBuffers struct{ pool sync.Pool }
+
+func newCopyBuffers(size int) *copyBuffers {
+	return &copyBuffers{pool: sync.Pool{New: func() any { b := make([]byte, size); return &b }}}
+}
+
+func (c *copyBuffers) Get() []byte  { return *c.pool.Get().(*[]byte) }
+func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
+
+// watchCopyBuffer is the copy buffer of a watch: an event of a few KB is copied in one read, a larger
+// one in several (each flushed to the client).
+const watchCopyBuffer = 8 << 10
 
 // sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
 // watchers of one resource see at the same time.
@@ -201,6 +219,10 @@ func New(o Options) (http.Handler, error) {
 		ErrorHandler:   proxyError,
 		ErrorLog:       klog.NewStandardLogger("WARNING"),
 	}
+	s.proxy.BufferPool = newCopyBuffers(32 << 10)
+	watches := *s.proxy
+	watches.BufferPool = newCopyBuffers(watchCopyBuffer)
+	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,
 		Transport:     b.upgradeTransport,

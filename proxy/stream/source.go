@@ -8,13 +8,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// Buffer sizes of a source: what it starts with and reads at least at a time, and the capacity above
-// which it gives its buffer back once it is drained (a watch that saw one large object does not keep a
-// large buffer for the rest of its life).
-const (
-	minRead      = 4 << 10
-	keepCapacity = 64 << 10
-)
+// minRead is what a source reads at least at a time (and the size of its first buffer).
+const minRead = 4 << 10
 
 // source reads JSON values one at a time from a reader, holding only the value being read: a value is
 // scanned (translate.Scan) in what has been read, and more is read while it is incomplete, at least as
@@ -60,9 +55,9 @@ func (s *source) fill() bool {
 	}
 }
 
-// release gives back a large buffer once everything in it was read.
+// release gives back the buffer once everything in it was read: a watch between events holds none.
 func (s *source) release() {
-	if cap(s.buf) > keepCapacity && s.pos == len(s.buf) {
+	if s.pos == len(s.buf) {
 		s.read += s.pos
 		s.buf, s.pos = nil, 0
 	}

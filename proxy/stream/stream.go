@@ -201,37 +201,90 @@ func listItems(in *source, w *writer, object func([]byte) ([]byte, error)) error
 // backend's own stream would have ended, and is returned as it is. A *WriteError means dst or flush
 // failed; nothing more is written then.
 func Watch(dst io.Writer, flush func() error, src io.Reader, o Objects) error {
-	in := newSource(src)
+	r := NewWatchReader(src, o)
 	for {
-		_, err := in.next()
+		r.next()
+		if len(r.pending) > 0 {
+			if err := writeEvent(dst, flush, r.pending); err != nil {
+				return err
+			}
+			r.pending = nil
+		}
+		if r.ended {
+			return r.err
+		}
+	}
+}
+
+// WatchReader is Watch as an io.Reader, for a caller that copies the translation on itself (the proxy's
+// reverse proxy, which flushes after every read): each Read hands on the next translated event, or the
+// rest of it, and src is read only when the last event was read whole, so that a watch holds no
+// goroutine or output buffer of its own while it waits for the backend. Read returns io.EOF at the end of
+// the stream whatever ended it (after the ERROR event where Watch writes one); Err says what Watch would
+// have returned.
+type WatchReader struct {
+	in *source
+	o  Objects
+	// pending is the part of the current event not read yet.
+	pending []byte
+	ended   bool
+	err     error
+}
+
+// NewWatchReader returns a WatchReader of the watch events of src.
+func NewWatchReader(src io.Reader, o Objects) *WatchReader {
+	return &WatchReader{in: newSource(src), o: o}
+}
+
+// Read implements io.Reader.
+func (r *WatchReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.ended {
+			return 0, io.EOF
+		}
+		r.next()
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+// Err returns why the stream ended: nil at its end or before it, else as Watch's error.
+func (r *WatchReader) Err() error { return r.err }
+
+// next reads and translates the next event into pending (a dropped one is skipped), or ends the stream:
+// pending then holds the ERROR event, if any, and err what Watch returns.
+func (r *WatchReader) next() {
+	for {
+		_, err := r.in.next()
 		var event, out []byte
 		if err == nil {
-			event, err = in.value()
+			event, err = r.in.value()
 		}
 		switch {
 		case errors.Is(err, io.EOF):
-			return nil
-		case err != nil && in.err != nil && !errors.Is(in.err, io.EOF):
-			return in.err
+			r.ended = true
+			return
+		case err != nil && r.in.err != nil && !errors.Is(r.in.err, io.EOF):
+			r.ended, r.err = true, r.in.err
+			return
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return fmt.Errorf("watch event: %w", err)
+			r.ended, r.err = true, fmt.Errorf("watch event: %w", err)
+			return
 		case err == nil:
-			out, err = translateEvent(event, o)
+			out, err = translateEvent(event, r.o)
 			if err == nil && out == nil {
 				continue // dropped
 			}
 		}
 		if err != nil {
-			err = fmt.Errorf("watch event: %w", err)
-			if werr := writeEvent(dst, flush, append(ErrorEvent(err), '\n')); werr != nil {
-				return werr
-			}
-			return err
+			r.ended, r.err = true, fmt.Errorf("watch event: %w", err)
+			r.pending = append(ErrorEvent(r.err), '\n')
+			return
 		}
-		if err := writeEvent(dst, flush, append(out, '\n')); err != nil {
-			return err
-		}
-		in.release()
+		r.pending = append(out, '\n')
+		r.in.release()
+		return
 	}
 }
 
