@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -310,7 +311,11 @@ func valueEnd(in []byte, i int) int {
 
 // stringEnd returns the offset just after the JSON string starting at i (a '"').
 func stringEnd(in []byte, i int) int {
-	for j := i + 1; j < len(in); j++ {
+	j := i + 1
+	for j+8 <= len(in) && special(binary.LittleEndian.Uint64(in[j:])) == 0 {
+		j += 8
+	}
+	for ; j < len(in); j++ {
 		switch in[j] {
 		case '\\':
 			j++

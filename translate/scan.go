@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -124,9 +125,27 @@ func scanArray(data []byte, i, depth int) (int, error) {
 	}
 }
 
+// Eight bytes at a time (SWAR): the high bit of each byte of the result is set where a byte of x is a
+// quote, a backslash or a control character (below 0x20); false positives above a true one do not matter,
+// since the scan then goes byte by byte.
+const (
+	lows  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func special(x uint64) uint64 {
+	quote := x ^ (lows * '"')
+	backslash := x ^ (lows * '\\')
+	return ((quote - lows) &^ quote | (backslash - lows) &^ backslash | (x - lows*0x20) &^ x) & highs
+}
+
 // scanString scans the string starting at data[i] (a '"').
 func scanString(data []byte, i int) (int, error) {
-	for j := i + 1; j < len(data); j++ {
+	j := i + 1
+	for j+8 <= len(data) && special(binary.LittleEndian.Uint64(data[j:])) == 0 {
+		j += 8
+	}
+	for ; j < len(data); j++ {
 		switch c := data[j]; {
 		case c == '"':
 			return j + 1, nil

@@ -203,7 +203,7 @@ func (r *readCloser) Close() error { return r.close() }
 // kube-apiserver sends each of them the same bytes.
 func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 	gr := schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}
-	upstream := s.bodies.UpstreamOf(gr)
+	upstream := s.bodies.UpstreamOfValid(gr)
 	if ex.req.Watch {
 		upstream = s.sharedWatch.Object(gr.String(), upstream)
 	}
@@ -211,8 +211,9 @@ func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 }
 
 // translateObjects translates the backend's response to a resource request, in place: the objects it
-// holds (the object, a list's items, watch events' objects) with upstream, Status bodies and Warning
-// headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
+// holds (the object, a list's items, watch events' objects) with upstream, which is only given
+// well-formed JSON (streams validate what they read, a single object is validated first), Status bodies
+// and Warning headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
 func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
 	req := ex.req
 	if resp.StatusCode == http.StatusSwitchingProtocols {
@@ -225,14 +226,19 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	if err := gunzip(resp); err != nil {
 		return err
 	}
-	upstream = s.timed(req, upstream)
 	statusUpstream := s.timed(req, s.bodies.Upstream)
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     upstream,
+		Object:     s.timed(req, upstream),
 		Status:     statusUpstream,
 	}
-	if err := s.translateJSON(ex, resp, objects, upstream, statusUpstream); err != nil || !ex.yaml {
+	single := s.timed(req, func(data []byte) ([]byte, error) {
+		if err := translate.Valid(data); err != nil {
+			return nil, fmt.Errorf("decoding object: %w", err)
+		}
+		return upstream(data)
+	})
+	if err := s.translateJSON(ex, resp, objects, single, statusUpstream); err != nil || !ex.yaml {
 		return err
 	}
 	// kube-apiserver writes YAML as the YAML form of its JSON: the whole translation, then YAML.
