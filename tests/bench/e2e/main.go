@@ -1,5 +1,6 @@
 // Command e2e measures the proxy against a real kube-apiserver (make bench-e2e): it starts the
-// apiserver (tests/framework), installs the private CRDs, seeds -machines v1beta2 Machines of about
+// apiserver (tests/framework), installs the private CRDs (their conversion webhook served by a second
+// proxy, so that the measured one does only what its clients ask), seeds -machines v1beta2 Machines of about
 // 6.1 KB into the private group, and runs the same workloads, in one run and with the leg order rotated
 // every round, against three legs:
 //
@@ -60,6 +61,7 @@ type options struct {
 	fanout                        string
 	settle                        time.Duration
 	keep                          bool
+	profileDir                    string
 }
 
 func main() {
@@ -74,6 +76,7 @@ func main() {
 	flag.StringVar(&o.fanout, "fanout", "100,500,1000", `Watcher counts of the fan-out table; "" skips it.`)
 	flag.DurationVar(&o.settle, "settle", time.Minute, "How long after the fan-out watches close the proxy's RSS is read.")
 	flag.BoolVar(&o.keep, "keep", false, "Keep the control plane's directory.")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here.")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
@@ -103,6 +106,26 @@ type bench struct {
 	// direct is the leg that writes for the watch workloads.
 	direct *leg
 	res    map[string]map[string][]float64 // row -> leg -> samples
+	// metricsURL serves the proxy's /debug/pprof.
+	metricsURL string
+}
+
+// saveProfile saves the proxy's profile at path (under /debug/pprof/) in -profile-dir as name.
+func (b *bench) saveProfile(path, name string) {
+	if b.o.profileDir == "" {
+		return
+	}
+	resp, err := http.Get(b.metricsURL + "/debug/pprof/" + path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	_ = os.MkdirAll(b.o.profileDir, 0o755)
+	if err := os.WriteFile(filepath.Join(b.o.profileDir, name), data, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+	}
 }
 
 func (b *bench) record(row, leg string, v float64) {
@@ -120,21 +143,31 @@ func run(o options) error {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
 	defer env.Stop(o.keep)
-	proxy, err := env.StartProxy(ctx, "-v", "0")
+	// The private CRDs' conversion webhook is served by a proxy of its own: kube-controller-manager's
+	// garbage collector reads the Machines in another version than they are stored in, so every write
+	// (and its relists) makes the apiserver call the webhook, which must not count in the measured
+	// proxy's CPU.
+	webhook, err := env.StartProxy(ctx, "-v", "0")
+	if err != nil {
+		return err
+	}
+	defer webhook.Stop()
+	if err := webhook.InstallCRDs(ctx, filepath.Join(env.Root, "apis", "private", "crds")); err != nil {
+		return err
+	}
+	proxy, err := env.StartProxy(ctx, "-v", "0", "--profiling")
 	if err != nil {
 		return err
 	}
 	defer proxy.Stop()
-	if err := proxy.InstallCRDs(ctx, filepath.Join(env.Root, "apis", "private", "crds")); err != nil {
-		return err
-	}
+	fmt.Fprintf(os.Stderr, "proxy %s, profiles at %s/debug/pprof/\n", proxy.URL, proxy.MetricsURL)
 	bare, stopBare, err := startBare(env)
 	if err != nil {
 		return err
 	}
 	defer stopBare()
 
-	b := &bench{o: o, env: env, token: env.AdminToken, res: map[string]map[string][]float64{}}
+	b := &bench{o: o, env: env, token: env.AdminToken, res: map[string]map[string][]float64{}, metricsURL: proxy.MetricsURL}
 	direct := &leg{name: "direct", url: env.APIServerURL, path: privatePath, private: true, client: httpClient(env.CAFile)}
 	b.direct = direct
 	b.legs = []*leg{
@@ -465,13 +498,25 @@ func (b *bench) list(gzip bool) func(*leg, int) error {
 	if gzip {
 		row, header = "listGzip", http.Header{"Accept-Encoding": {"gzip"}}
 	}
-	return func(l *leg, _ int) error {
+	return func(l *leg, round int) error {
 		if l.pid != 0 {
 			resetPeak(l.pid)
+		}
+		var profiled chan struct{}
+		if l.name == "proxy" && round == 0 && b.o.profileDir != "" {
+			// A CPU profile of the proxy covering this LIST (and its idle tail).
+			profiled = make(chan struct{})
+			go func() {
+				defer close(profiled)
+				b.saveProfile("profile?seconds=10", row+"-cpu.pprof")
+			}()
 		}
 		c0 := cpu(l.pid)
 		t := time.Now()
 		n, err := b.call(l, http.MethodGet, l.machinesURL(namespace), nil, header, http.StatusOK)
+		if profiled != nil {
+			<-profiled
+		}
 		if err != nil {
 			return err
 		}
@@ -707,7 +752,11 @@ func (b *bench) fanoutTable() error {
 		}
 		idle := readMemory(proxy.pid)
 		var open memory
-		lat, err := b.fanout(proxy, n, b.o.writes, func() { open = readMemory(proxy.pid) })
+		lat, err := b.fanout(proxy, n, b.o.writes, func() {
+			open = readMemory(proxy.pid)
+			b.saveProfile("heap", fmt.Sprintf("heap-%d-watches.pprof", n))
+			b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-watches.txt", n))
+		})
 		if err != nil {
 			return fmt.Errorf("fan-out %d proxy: %w", n, err)
 		}
