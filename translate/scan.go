@@ -136,7 +136,7 @@ const (
 func special(x uint64) uint64 {
 	quote := x ^ (lows * '"')
 	backslash := x ^ (lows * '\\')
-	return ((quote - lows) &^ quote | (backslash - lows) &^ backslash | (x - lows*0x20) &^ x) & highs
+	return ((quote-lows)&^quote | (backslash-lows)&^backslash | (x-lows*0x20)&^x) & highs
 }
 
 // scanString scans the string starting at data[i] (a '"').

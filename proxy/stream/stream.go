@@ -3,13 +3,15 @@
 // the backend sends it:
 //
 //   - a list, `{"apiVersion":"g/v","kind":"MachineList","metadata":{...},"items":[{...},{...}]}`: read
-//     token by token with a json.Decoder; the list's apiVersion is translated, every item is translated and
-//     written as soon as it has been read, every other member is copied as it is;
+//     value by value, each validated once by translate.Scan and handed on as its bytes, never decoded; the
+//     list's apiVersion is translated, every item is translated and written as soon as it has been read,
+//     every other member is copied as it is;
 //   - a watch, newline-delimited events `{"type":"ADDED","object":{...}}`: the object of ADDED, MODIFIED and
 //     DELETED is translated whole, the metav1.Status of ERROR by its own rules, and of a BOOKMARK (which
 //     carries only apiVersion, kind and metadata) only the apiVersion.
 //
-// An item or an event whose object Objects.Object drops is left out.
+// An item or an event whose object Objects.Object drops is left out. Objects.Object is given only
+// well-formed JSON. Watches of one resource can share their translations (Shared).
 //
 // Members are written in the order they arrive. Whitespace between tokens is not preserved (the
 // apiserver sends none). Only JSON is handled: protobuf and CBOR streams are a known limit of the proxy.
@@ -34,9 +36,9 @@ import (
 type Objects struct {
 	// APIVersion translates an apiVersion value: a list's own, a BOOKMARK object's.
 	APIVersion func(apiVersion string) string
-	// Object translates one whole JSON object: a list item, the object of an ADDED, MODIFIED or DELETED
-	// event. A nil result without an error drops the item or the event: the client must not see the
-	// object at all.
+	// Object translates one whole JSON value, which the stream has validated: a list item, the object of
+	// an ADDED, MODIFIED or DELETED event. A nil result without an error drops the item or the event:
+	// the client must not see the object at all.
 	Object func(obj []byte) ([]byte, error)
 	// Status translates the metav1.Status of an ERROR event.
 	Status func(status []byte) ([]byte, error)
