@@ -120,9 +120,11 @@ func streamBody(resp *http.Response, waitForOutput bool, translate func(dst io.W
 
 // watchBody replaces the body of a watch with its translation, read event by event as the reverse
 // proxy copies it to the client (stream.WatchReader): an open watch holds no goroutine, pipe or output
-// buffer of its own, only the event being read. Its end is classified as streamed classifies a
-// stream's: a backend that broke off ends the client's watch cleanly, a translation failure (after the
-// ERROR event) is counted.
+// buffer of its own, only the event being read. A watch whose backend stream breaks off (the backend
+// restarted, its connection dropped) ends cleanly, at the last whole event, as kube-apiserver ends a
+// watch that times out: client-go's reflector then watches again from the last resourceVersion it saw,
+// and lists again if the backend no longer has it, whereas an aborted response would surface as a
+// decoding error. A translation failure ends it after an ERROR event, and is counted.
 func (s *server) watchBody(ex *exchange, resp *http.Response, objects stream.Objects) {
 	src := resp.Body
 	in := &sourceReader{r: src}
