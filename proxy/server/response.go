@@ -312,7 +312,9 @@ func modifyResponse(resp *http.Response) error {
 	if err := ex.respond(resp); err != nil {
 		return err
 	}
-	if ex.gzip && !ex.req.Watch {
+	// kube-apiserver gzips the objects it serializes, never a long-running stream (a watch, a followed
+	// log), which the proxy must not hold back either.
+	if ex.gzip && !ex.req.LongRunning {
 		return compress(resp)
 	}
 	return nil
