@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench fuzz demo kube clean
+.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench bench-e2e fuzz demo kube clean
 
 all: build
 
@@ -91,6 +91,12 @@ test-e2e:
 ## bench: translation benchmarks (typed conversion vs bare JSON decode+encode)
 bench:
 	go test -run '^$$' -bench . -benchmem ./tests/bench/...
+
+## bench-e2e: the proxy beside kube-apiserver and a bare reverse proxy on 10,000 Machines, with the
+## watch fan-out (tests/bench/e2e; a few minutes). BENCH_E2E_FLAGS="-fanout= -rounds 2" for a short run.
+BENCH_E2E_FLAGS ?=
+bench-e2e:
+	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/e2e $(BENCH_E2E_FLAGS)
 
 ## fuzz: every fuzz target for FUZZTIME each (not part of make test; go test replays the seed corpora in testdata/fuzz)
 FUZZTIME ?= 20s

@@ -9,6 +9,7 @@ require (
 	github.com/google/gnostic-models v0.7.1
 	github.com/google/go-cmp v0.7.0
 	github.com/k-orc/openstack-resource-controller/v2 v2.6.0
+	github.com/klauspost/compress v1.18.0
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2

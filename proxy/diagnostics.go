@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +31,8 @@ type diagnostics struct {
 	shuttingDown atomic.Bool
 }
 
-// diagnostics listens on --metrics-listen (nil if disabled): /metrics serves m; /healthz answers while
+// diagnostics listens on --metrics-listen (nil if disabled): /metrics serves m (and /debug/pprof with
+// --profiling); /healthz answers while
 // the process serves; /readyz while the backend answers (server.BackendReady) and the proxy is not
 // shutting down, and crds (when not nil) has synced. Both health endpoints take controller-runtime's healthz forms: /readyz/<check>, and
 // ?verbose for a per-check report.
@@ -62,6 +64,13 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crd
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
+	if o.profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	for path, h := range map[string]http.Handler{"/healthz": live, "/readyz": ready} {
 		mux.Handle(path, http.StripPrefix(path, h))
 		mux.Handle(path+"/", http.StripPrefix(path, h))

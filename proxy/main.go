@@ -75,8 +75,8 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
-	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
@@ -114,6 +114,7 @@ type options struct {
 
 	admissionWebhooks      []string
 	admissionWebhookCAFile string
+	profiling              bool
 }
 
 func main() {
@@ -128,8 +129,8 @@ func main() {
 func newCommand() *cobra.Command {
 	o := &options{}
 	cmd := &cobra.Command{
-		Use:           "capi-proxy",
-		Short:         "Serve the upstream Cluster API groups from HyperShift's private groups",
+		Use:   "capi-proxy",
+		Short: "Serve the upstream Cluster API groups from HyperShift's private groups",
 		Long: `capi-proxy serves the upstream Cluster API groups (cluster.x-k8s.io, ...) from a kube-apiserver that
 stores them in HyperShift's private groups (cluster.hypershift.openshift.io, ...), and the private CRDs'
 conversion webhook (/convert). Serving certificates and the backend's CA file are reloaded when they change.
@@ -182,6 +183,7 @@ Commands:
 
 	fs = fss.FlagSet("diagnostics")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
+	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (/debug/pprof) on --metrics-listen.")
 
 	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
 	// removed the others); logs go to stderr.
@@ -343,6 +345,7 @@ func (o *options) admission(table *translate.Table, m *metrics.Metrics) (http.Ha
 }
 
 func (o *options) run(ctx context.Context) error {
+	setMemoryLimit()
 	backend, err := o.backend()
 	if err != nil {
 		return err

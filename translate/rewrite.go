@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +34,7 @@ func (d Direction) Rewrite(n *Node, data []byte) ([]byte, error) {
 
 // Valid returns nil for a well-formed JSON document, and else an error that says what is wrong with it.
 func Valid(data []byte) error {
-	if json.Valid(data) {
+	if end, err := Scan(data, skipSpace(data, 0)); err == nil && skipSpace(data, end) == len(data) {
 		return nil
 	}
 	// json.Unmarshal explains what is wrong with it.
@@ -186,6 +187,10 @@ func (rw *rewriter) replace(start, end int, s, t string) {
 	if t == s {
 		return
 	}
+	if rw.out == nil {
+		// Room for the whole document, and for names that grow (a private group is longer).
+		rw.out = make([]byte, 0, len(rw.in)+len(rw.in)/16+64)
+	}
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	if bytes.IndexByte(rw.in[start:end], '\\') < 0 {
 		// A literal without escapes holds s as it is; t is s with a group name (plain letters, digits, '.'
@@ -306,7 +311,11 @@ func valueEnd(in []byte, i int) int {
 
 // stringEnd returns the offset just after the JSON string starting at i (a '"').
 func stringEnd(in []byte, i int) int {
-	for j := i + 1; j < len(in); j++ {
+	j := i + 1
+	for j+8 <= len(in) && special(binary.LittleEndian.Uint64(in[j:])) == 0 {
+		j += 8
+	}
+	for ; j < len(in); j++ {
 		switch in[j] {
 		case '\\':
 			j++

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -84,5 +85,31 @@ func TestGzipToClient(t *testing.T) {
 		if cl := resp.ContentLength; !tc.gzipped && (tc.path != "" || tc.acceptEncoding != "") && cl != int64(len(data)) {
 			t.Errorf("%q: Content-Length %d for %d bytes", tc.path, cl, len(data))
 		}
+	}
+}
+
+// TestFollowedLogNotHeldBack: a followed log (a long-running stream, which kube-apiserver never
+// gzips) reaches a client that accepts gzip as it is written, not once 128 KiB have gathered.
+func TestFollowedLogNotHeldBack(t *testing.T) {
+	release := make(chan struct{})
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "first line\n")
+		w.(http.Flusher).Flush()
+		<-release
+	})
+	defer close(release)
+	p := newProxy(t, b.URL)
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	req, _ := http.NewRequest(http.MethodGet, p.URL+"/api/v1/namespaces/ns/pods/p/log?follow=true", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "first line\n" || resp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("got %q, %v, Content-Encoding %q", line, err, resp.Header.Get("Content-Encoding"))
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -103,13 +102,9 @@ func (s *server) recordFailure(ex *exchange, respond func(*http.Response) error)
 	}
 }
 
-// streamed wraps the translation of a streamed response (list or watch) of ex's request. A failure to
-// write to the client, or to read the backend, is no translation error. A watch whose backend stream
-// breaks off (the backend restarted, its connection dropped) ends cleanly, at the last whole event, as
-// kube-apiserver ends a watch that times out: client-go's reflector then watches again from the last
-// resourceVersion it saw, and lists again if the backend no longer has it, whereas an aborted response
-// would surface as a decoding error. A list that breaks off cannot end cleanly, and the error is
-// returned (the response is aborted).
+// streamed wraps the translation of a streamed list of ex's request. A failure to write to the client,
+// or to read the backend, is no translation error. A list that breaks off cannot end cleanly, and the
+// error is returned (the response is aborted). Watches end as watchBody (response.go) says.
 func (s *server) streamed(ex *exchange, translate func(dst io.Writer, flush func() error, src io.Reader) error) func(dst io.Writer, flush func() error, src io.Reader) error {
 	return func(dst io.Writer, flush func() error, src io.Reader) error {
 		in := &sourceReader{r: src}
@@ -119,12 +114,6 @@ func (s *server) streamed(ex *exchange, translate func(dst io.Writer, flush func
 		case err == nil, errors.As(err, &writeErr):
 			return err
 		case in.err != nil && !errors.Is(in.err, io.EOF):
-			if ex.req.Watch {
-				if !errors.Is(in.err, context.Canceled) { // else the client went away
-					klog.V(2).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
-				}
-				return nil
-			}
 			return err
 		}
 		s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))

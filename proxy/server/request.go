@@ -53,6 +53,10 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		}
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
+	if req.Watch {
+		s.watches.ServeHTTP(w, r)
+		return
+	}
 	s.proxy.ServeHTTP(w, r)
 }
 
@@ -95,8 +99,9 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // (negotiate.Narrow). This holds for every resource, since any object's ownerReferences may point at a
 // mapped group (a Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type. An
 // answer kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
-// transport negotiates gzip with the backend and decompresses it before translation; the translation is
-// compressed for the client again if it is large (compress.go).
+// backend is asked for an uncompressed answer: compressing a list it must then decompress to translate
+// costs the backend and the proxy more CPU than the bytes cost the link; the translation is compressed
+// for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses it.
 func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	endpoint := negotiate.Resource
 	if ex.req.Class == classify.Mapped {
@@ -105,7 +110,8 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	ex.yaml = !ex.req.Watch && negotiate.AnswersYAML(r.Header.Values("Accept"), endpoint)
 	negotiate.Narrow(r.Header, endpoint)
 	ex.gzip = acceptsGzip(r.Header)
-	r.Header.Del("Accept-Encoding")
+	// Named, so that the transport neither asks for gzip itself nor decompresses.
+	r.Header.Set("Accept-Encoding", "identity")
 }
 
 // serveDiscovery serves /apis, /apis/<mapped group> and /apis/<mapped group>/<version>: the backend's

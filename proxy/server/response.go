@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
@@ -116,6 +118,59 @@ func streamBody(resp *http.Response, waitForOutput bool, translate func(dst io.W
 	return nil
 }
 
+// watchBody replaces the body of a watch with its translation, read event by event as the reverse
+// proxy copies it to the client (stream.WatchReader): an open watch holds no goroutine, pipe or output
+// buffer of its own, only the event being read. A watch whose backend stream breaks off (the backend
+// restarted, its connection dropped) ends cleanly, at the last whole event, as kube-apiserver ends a
+// watch that times out: client-go's reflector then watches again from the last resourceVersion it saw,
+// and lists again if the backend no longer has it, whereas an aborted response would surface as a
+// decoding error. A translation failure ends it after an ERROR event, and is counted.
+func (s *server) watchBody(ex *exchange, resp *http.Response, objects stream.Objects) {
+	src := resp.Body
+	in := &sourceReader{r: src}
+	r := stream.NewWatchReader(in, objects)
+	s.watchMemory.started()
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			s.watchMemory.ended()
+			err := r.Err()
+			switch {
+			case err == nil:
+			case in.err != nil && !errors.Is(in.err, io.EOF):
+				if !errors.Is(in.err, context.Canceled) { // else the client went away
+					klog.V(2).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
+				}
+			default:
+				s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
+			}
+		})
+	}
+	resp.Body = &readCloser{
+		Reader: &endReader{r: r, end: end},
+		close: func() error {
+			end()
+			return src.Close()
+		},
+	}
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+}
+
+// endReader calls end once its reader has ended.
+type endReader struct {
+	r   io.Reader
+	end func()
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.end()
+	}
+	return n, err
+}
+
 // startSignal closes ch on the first write through it.
 type startSignal struct {
 	w    io.Writer
@@ -146,13 +201,21 @@ type readCloser struct {
 func (r *readCloser) Close() error { return r.close() }
 
 // translateResponse translates the backend's response to a Mapped or Other request, in place.
+// The objects of a watch are translated once for all the watches of the resource (stream.Shared):
+// kube-apiserver sends each of them the same bytes.
 func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
-	return s.translateObjects(ex, resp, s.bodies.UpstreamOf(schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}))
+	gr := schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}
+	upstream := s.bodies.UpstreamOfValid(gr)
+	if ex.req.Watch {
+		upstream = s.sharedWatch.Object(gr.String(), upstream)
+	}
+	return s.translateObjects(ex, resp, upstream)
 }
 
 // translateObjects translates the backend's response to a resource request, in place: the objects it
-// holds (the object, a list's items, watch events' objects) with upstream, Status bodies and Warning
-// headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
+// holds (the object, a list's items, watch events' objects) with upstream, which is only given
+// well-formed JSON (streams validate what they read, a single object is validated first), Status bodies
+// and Warning headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
 func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
 	req := ex.req
 	if resp.StatusCode == http.StatusSwitchingProtocols {
@@ -165,14 +228,19 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	if err := gunzip(resp); err != nil {
 		return err
 	}
-	upstream = s.timed(req, upstream)
 	statusUpstream := s.timed(req, s.bodies.Upstream)
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     upstream,
+		Object:     s.timed(req, upstream),
 		Status:     statusUpstream,
 	}
-	if err := s.translateJSON(ex, resp, objects, upstream, statusUpstream); err != nil || !ex.yaml {
+	single := s.timed(req, func(data []byte) ([]byte, error) {
+		if err := translate.Valid(data); err != nil {
+			return nil, fmt.Errorf("decoding object: %w", err)
+		}
+		return upstream(data)
+	})
+	if err := s.translateJSON(ex, resp, objects, single, statusUpstream); err != nil || !ex.yaml {
 		return err
 	}
 	// kube-apiserver writes YAML as the YAML form of its JSON: the whole translation, then YAML.
@@ -189,9 +257,8 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 		// An error: a Status.
 		return replaceBody(resp, statusUpstream)
 	case req.Watch:
-		return streamBody(resp, false, s.streamed(ex, func(dst io.Writer, flush func() error, src io.Reader) error {
-			return stream.Watch(dst, flush, src, objects)
-		}))
+		s.watchBody(ex, resp, objects)
+		return nil
 	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
 		return streamBody(resp, true, s.streamed(ex, func(dst io.Writer, _ func() error, src io.Reader) error {
 			return stream.List(dst, src, objects)
@@ -246,7 +313,9 @@ func modifyResponse(resp *http.Response) error {
 		return err
 	}
 	endWatch(ex, resp) // a watch ends when its namespaces' serving mode changes (cutover.go)
-	if ex.gzip && !ex.req.Watch {
+	// kube-apiserver gzips the objects it serializes, never a long-running stream (a watch, a followed
+	// log), which the proxy must not hold back either.
+	if ex.gzip && !ex.req.LongRunning {
 		return compress(resp)
 	}
 	return nil

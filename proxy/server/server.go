@@ -51,9 +51,10 @@
 // bodies of built-in kinds transcoded to JSON when they name a mapped group. Table cells are printed text:
 // private group names in them are replaced whole (body.Translator).
 //
-// gzip: the backend leg is gzip'ed by the transport and decompressed for translation; a translated answer
-// larger than 128 KiB is gzip'ed again for a client that accepts it, as kube-apiserver does (watches are
-// not); an answer the proxy passes through keeps the backend's encoding.
+// gzip: resource requests ask the backend for an uncompressed answer (discovery's is gzip'ed by the
+// transport and decompressed for translation); a translated answer larger than 128 KiB is gzip'ed for a
+// client that accepts it, at kube-apiserver's level, as kube-apiserver does (watches are not); an answer
+// the proxy passes through keeps the backend's encoding.
 package server
 
 import (
@@ -63,6 +64,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -79,6 +81,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -158,8 +161,10 @@ type server struct {
 	openapiDocs *openapi.Cache
 	maxBody     int64
 	metrics     *metrics.Metrics
-	// proxy forwards every request but upgrades; upgrades forwards connection upgrades over HTTP/1.1.
-	proxy, upgrades *httputil.ReverseProxy
+	// proxy forwards every request but upgrades and watches of resources; watches forwards those with
+	// a smaller copy buffer, which an open watch holds for its life (see copyBuffers); upgrades forwards
+	// connection upgrades over HTTP/1.1.
+	proxy, watches, upgrades *httputil.ReverseProxy
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
@@ -169,7 +174,31 @@ type server struct {
 	// core serves a request after the serving-mode filter (the merged cluster-wide lists and watches send
 	// their private parts to it).
 	core http.Handler
+	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
+	// the same resource.
+	sharedWatch *stream.Shared
+	// watchMemory returns memory to the OS after a burst of watches (memory.go).
+	watchMemory *watchMemory
 }
+
+// copyBuffers is a httputil.BufferPool of buffers of one size: ReverseProxy copies every response
+// body through one, and otherwise allocates 32 KiB per response.
+type copyBuffers struct{ pool sync.Pool }
+
+func newCopyBuffers(size int) *copyBuffers {
+	return &copyBuffers{pool: sync.Pool{New: func() any { b := make([]byte, size); return &b }}}
+}
+
+func (c *copyBuffers) Get() []byte  { return *c.pool.Get().(*[]byte) }
+func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
+
+// watchCopyBuffer is the copy buffer of a watch: an event of a few KB is copied in one read, a larger
+// one in several (each flushed to the client).
+const watchCopyBuffer = 8 << 10
+
+// sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
+// watchers of one resource see at the same time.
+const sharedWatchBytes = 2 << 20
 
 // New returns the proxy's handler.
 func New(o Options) (http.Handler, error) {
@@ -213,6 +242,8 @@ func New(o Options) (http.Handler, error) {
 		metrics:     o.Metrics,
 		namespaces:  o.Namespaces,
 		retryAfter:  retryAfterSeconds(o.HoldRetryAfter),
+		sharedWatch: stream.NewShared(sharedWatchBytes),
+		watchMemory: newWatchMemory(),
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
@@ -222,6 +253,10 @@ func New(o Options) (http.Handler, error) {
 		ErrorHandler:   proxyError,
 		ErrorLog:       klog.NewStandardLogger("WARNING"),
 	}
+	s.proxy.BufferPool = newCopyBuffers(32 << 10)
+	watches := *s.proxy
+	watches.BufferPool = newCopyBuffers(watchCopyBuffer)
+	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,
 		Transport:     b.upgradeTransport,

@@ -3,19 +3,22 @@
 // the backend sends it:
 //
 //   - a list, `{"apiVersion":"g/v","kind":"MachineList","metadata":{...},"items":[{...},{...}]}`: read
-//     token by token with a json.Decoder; the list's apiVersion is translated, every item is translated and
-//     written as soon as it has been read, every other member is copied as it is;
+//     value by value, each validated once by translate.Scan and handed on as its bytes, never decoded; the
+//     list's apiVersion is translated, every item is translated and written as soon as it has been read,
+//     every other member is copied as it is;
 //   - a watch, newline-delimited events `{"type":"ADDED","object":{...}}`: the object of ADDED, MODIFIED and
 //     DELETED is translated whole, the metav1.Status of ERROR by its own rules, and of a BOOKMARK (which
 //     carries only apiVersion, kind and metadata) only the apiVersion.
 //
-// An item or an event whose object Objects.Object drops is left out.
+// An item or an event whose object Objects.Object drops is left out. Objects.Object is given only
+// well-formed JSON. Watches of one resource can share their translations (Shared).
 //
 // Members are written in the order they arrive. Whitespace between tokens is not preserved (the
 // apiserver sends none). Only JSON is handled: protobuf and CBOR streams are a known limit of the proxy.
 package stream
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // Objects says how to translate what a stream carries. Every func is called synchronously and must not
@@ -32,9 +36,9 @@ import (
 type Objects struct {
 	// APIVersion translates an apiVersion value: a list's own, a BOOKMARK object's.
 	APIVersion func(apiVersion string) string
-	// Object translates one whole JSON object: a list item, the object of an ADDED, MODIFIED or DELETED
-	// event. A nil result without an error drops the item or the event: the client must not see the
-	// object at all.
+	// Object translates one whole JSON value, which the stream has validated: a list item, the object of
+	// an ADDED, MODIFIED or DELETED event. A nil result without an error drops the item or the event:
+	// the client must not see the object at all.
 	Object func(obj []byte) ([]byte, error)
 	// Status translates the metav1.Status of an ERROR event.
 	Status func(status []byte) ([]byte, error)
@@ -61,45 +65,57 @@ func (w *writer) write(p []byte) {
 	}
 }
 
-func (w *writer) string(s string) {
-	b, _ := json.Marshal(s) // a string always encodes
-	w.write(b)
-}
-
 // List reads one JSON list object from src and writes it to dst, translated with o.APIVersion (the
 // top-level "apiVersion") and o.Object (each element of "items", written as soon as it is translated).
 // A null "items" is kept. It returns an error for malformed JSON, a top-level value that is not an object,
 // or trailing data after it; what was written before the error is not retracted. A *WriteError means
 // dst failed.
+//
+// The list is read with translate.Scan, one value at a time: every byte is validated once, and the
+// members and items are handed on as the bytes they are, never decoded.
 func List(dst io.Writer, src io.Reader, o Objects) error {
-	dec := json.NewDecoder(src)
+	in := newSource(src)
 	w := &writer{w: dst}
-	if err := expectDelim(dec, '{', "list"); err != nil {
+	if err := in.expect('{', "list"); err != nil {
 		return err
 	}
 	w.write([]byte{'{'})
-	for first := true; dec.More(); first = false {
-		key, err := readKey(dec)
+	for first := true; ; first = false {
+		c, err := in.next()
 		if err != nil {
-			return err
+			return fmt.Errorf("list: %w", err)
+		}
+		if c == '}' {
+			in.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return fmt.Errorf("list: invalid character %q after object key:value pair", c)
+			}
+			in.pos++
+		}
+		lit, key, err := in.key()
+		if err != nil {
+			return fmt.Errorf("list: %w", err)
 		}
 		if !first {
 			w.write([]byte{','})
 		}
-		w.string(key)
+		w.write(lit)
 		w.write([]byte{':'})
 		switch key {
 		case "items":
-			err = listItems(dec, w, o.Object)
+			err = listItems(in, w, o.Object)
 		case "apiVersion":
-			var raw json.RawMessage
-			if err = dec.Decode(&raw); err == nil {
+			var raw []byte
+			if raw, err = in.value(); err == nil {
 				raw, err = apiVersion(raw, o.APIVersion)
 				w.write(raw)
 			}
 		default:
-			var raw json.RawMessage
-			if err = dec.Decode(&raw); err == nil {
+			var raw []byte
+			if raw, err = in.value(); err == nil {
 				w.write(raw)
 			}
 		}
@@ -110,34 +126,50 @@ func List(dst io.Writer, src io.Reader, o Objects) error {
 			return w.err
 		}
 	}
-	if err := expectDelim(dec, '}', "list"); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("unexpected data after the list at offset %d", dec.InputOffset())
+	if _, err := in.next(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("unexpected data after the list at offset %d", in.offset())
 	}
 	w.write([]byte("}\n"))
 	return w.err
 }
 
 // listItems copies the "items" array, translating and writing one element at a time.
-func listItems(dec *json.Decoder, w *writer, object func([]byte) ([]byte, error)) error {
-	tok, err := dec.Token()
+func listItems(in *source, w *writer, object func([]byte) ([]byte, error)) error {
+	c, err := in.next()
 	if err != nil {
 		return err
 	}
-	if tok == nil {
-		w.write([]byte("null"))
-		return nil
+	if c != '[' {
+		raw, err := in.value()
+		if err != nil {
+			return err
+		}
+		if string(raw) == "null" {
+			w.write(raw)
+			return nil
+		}
+		return fmt.Errorf("want an array, got %.20s", raw)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return fmt.Errorf("want an array, got %v", tok)
-	}
+	in.pos++
 	w.write([]byte{'['})
 	written := 0
-	for i := 0; dec.More(); i++ {
-		var item json.RawMessage
-		if err := dec.Decode(&item); err != nil {
+	for i := 0; ; i++ {
+		c, err := in.next()
+		if err != nil {
+			return err
+		}
+		if c == ']' {
+			in.pos++
+			break
+		}
+		if i > 0 {
+			if c != ',' {
+				return fmt.Errorf("invalid character %q after array element", c)
+			}
+			in.pos++
+		}
+		item, err := in.value()
+		if err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
 		out, err := object(item)
@@ -156,9 +188,6 @@ func listItems(dec *json.Decoder, w *writer, object func([]byte) ([]byte, error)
 			return w.err
 		}
 	}
-	if _, err := dec.Token(); err != nil { // the closing ']'; More() returned false, so it is one
-		return err
-	}
 	w.write([]byte{']'})
 	return nil
 }
@@ -174,54 +203,95 @@ func listItems(dec *json.Decoder, w *writer, object func([]byte) ([]byte, error)
 // backend's own stream would have ended, and is returned as it is. A *WriteError means dst or flush
 // failed; nothing more is written then.
 func Watch(dst io.Writer, flush func() error, src io.Reader, o Objects) error {
-	in := &reader{r: src}
-	dec := json.NewDecoder(in)
+	r := NewWatchReader(src, o)
 	for {
-		var event json.RawMessage
-		var out []byte
-		err := dec.Decode(&event)
+		r.next()
+		if len(r.pending) > 0 {
+			if err := writeEvent(dst, flush, r.pending); err != nil {
+				return err
+			}
+			r.pending = nil
+		}
+		if r.ended {
+			return r.err
+		}
+	}
+}
+
+// WatchReader is Watch as an io.Reader, for a caller that copies the translation on itself (the proxy's
+// reverse proxy, which flushes after every read): each Read hands on the next translated event, or the
+// rest of it, and src is read only when the last event was read whole, so that a watch holds no
+// goroutine or output buffer of its own while it waits for the backend. Read returns io.EOF at the end of
+// the stream whatever ended it (after the ERROR event where Watch writes one); Err says what Watch would
+// have returned.
+type WatchReader struct {
+	in *source
+	o  Objects
+	// pending is the part of the current event not read yet.
+	pending []byte
+	ended   bool
+	err     error
+}
+
+// NewWatchReader returns a WatchReader of the watch events of src.
+func NewWatchReader(src io.Reader, o Objects) *WatchReader {
+	return &WatchReader{in: newSource(src), o: o}
+}
+
+// Read implements io.Reader.
+func (r *WatchReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.ended {
+			return 0, io.EOF
+		}
+		r.next()
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+// Err returns why the stream ended: nil at its end or before it, else as Watch's error.
+func (r *WatchReader) Err() error { return r.err }
+
+// next reads and translates the next event into pending (a dropped one is skipped), or ends the stream:
+// pending then holds the ERROR event, if any, and err what Watch returns.
+func (r *WatchReader) next() {
+	for {
+		_, err := r.in.next()
+		var event, out []byte
+		if err == nil {
+			event, err = r.in.value()
+		}
 		switch {
 		case errors.Is(err, io.EOF):
-			return nil
-		case err != nil && in.err != nil && !errors.Is(in.err, io.EOF):
-			return in.err
+			r.ended = true
+			return
+		case err != nil && r.in.err != nil && !errors.Is(r.in.err, io.EOF):
+			r.ended, r.err = true, r.in.err
+			return
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return fmt.Errorf("watch event: %w", err)
+			r.ended, r.err = true, fmt.Errorf("watch event: %w", err)
+			return
 		case err == nil:
-			out, err = Event(event, o)
+			out, err = translateEvent(event, r.o)
 			if err == nil && out == nil {
 				continue // dropped
 			}
 		}
 		if err != nil {
-			err = fmt.Errorf("watch event: %w", err)
-			if werr := writeEvent(dst, flush, ErrorEvent(err)); werr != nil {
-				return werr
-			}
-			return err
+			r.ended, r.err = true, fmt.Errorf("watch event: %w", err)
+			r.pending = append(ErrorEvent(r.err), '\n')
+			return
 		}
-		if err := writeEvent(dst, flush, out); err != nil {
-			return err
-		}
+		r.pending = append(out, '\n')
+		r.in.release()
+		return
 	}
-}
-
-// reader remembers the first error of the reader it wraps, to tell a broken source from malformed data.
-type reader struct {
-	r   io.Reader
-	err error
-}
-
-func (r *reader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if err != nil && r.err == nil {
-		r.err = err
-	}
-	return n, err
 }
 
 func writeEvent(dst io.Writer, flush func() error, event []byte) error {
-	if _, err := dst.Write(append(event, '\n')); err != nil {
+	if _, err := dst.Write(event); err != nil {
 		return &WriteError{Err: err}
 	}
 	if flush != nil {
@@ -239,30 +309,73 @@ func writeEvent(dst io.Writer, flush func() error, event []byte) error {
 // to "type", which must therefore come first (as metav1.WatchEvent and every apiserver send it). It
 // returns nil without an error when o.Object drops the event's object, and an error for a malformed event
 // or an object that cannot be translated (Watch and the proxy's websocket watches answer it with
-// ErrorEvent).
+// ErrorEvent). Whitespace after the event is kept; the event written is on one line.
 func Event(event []byte, o Objects) ([]byte, error) {
+	if err := translate.Valid(event); err != nil {
+		return nil, fmt.Errorf("watch event: %w", err)
+	}
+	start := skipSpace(event, 0)
+	end, _ := translate.Scan(event, start)
+	out, err := translateEvent(event[start:end], o)
+	if out == nil || err != nil {
+		return nil, err
+	}
+	return append(out, event[end:]...), nil
+}
+
+// translateEvent is Event of one valid JSON value, without leading or trailing whitespace.
+func translateEvent(event []byte, o Objects) ([]byte, error) {
+	if event[0] != '{' {
+		return nil, fmt.Errorf("watch event: want an object, got %.20s", event)
+	}
+	out := make([]byte, 0, len(event)+64)
+	out = append(out, '{')
 	eventType := ""
-	dropped := false
-	out, err := rewriteMembers(event, "watch event", func(key string, raw json.RawMessage) (json.RawMessage, error) {
+	for i, first := skipSpace(event, 1), true; event[i] != '}'; first = false {
+		if !first {
+			i = skipSpace(event, i+1) // ','
+		}
+		keyEnd, _ := translate.Scan(event, i)
+		lit := event[i:keyEnd]
+		key, err := unquote(lit)
+		if err != nil {
+			return nil, err
+		}
+		i = skipSpace(event, skipSpace(event, keyEnd)+1) // ':'
+		valueEnd, _ := translate.Scan(event, i)
+		raw := event[i:valueEnd]
+		i = skipSpace(event, valueEnd)
 		switch key {
 		case "type":
 			if err := json.Unmarshal(raw, &eventType); err != nil {
 				return nil, fmt.Errorf("member %q: %w", key, err)
 			}
 		case "object":
-			out, err := eventObject(eventType, raw, o)
-			if err != nil {
+			if raw, err = eventObject(eventType, raw, o); err != nil {
 				return nil, fmt.Errorf("%s object: %w", orUnknown(eventType), err)
 			}
-			dropped = out == nil
-			return out, nil
+			if raw == nil {
+				return nil, nil // dropped
+			}
 		}
-		return raw, nil
-	})
-	if dropped {
-		return nil, err
+		if !first {
+			out = append(out, ',')
+		}
+		out = append(out, lit...)
+		out = append(out, ':')
+		out = append(out, raw...)
 	}
-	return out, err
+	out = append(out, '}')
+	if bytes.IndexByte(out, '\n') >= 0 || bytes.IndexByte(out, '\r') >= 0 {
+		// Whitespace inside the object (in valid JSON a raw line break can be nothing else): one event
+		// per line.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, out); err != nil {
+			return nil, err
+		}
+		out = compact.Bytes()
+	}
+	return out, nil
 }
 
 func eventObject(eventType string, obj []byte, o Objects) ([]byte, error) {
@@ -292,41 +405,44 @@ const (
 
 // objectAPIVersion translates the top-level apiVersion of a JSON object and copies every other member.
 func objectAPIVersion(obj []byte, translate func(string) string) ([]byte, error) {
-	return rewriteMembers(obj, "object", func(key string, raw json.RawMessage) (json.RawMessage, error) {
-		if key == "apiVersion" {
-			return apiVersion(raw, translate)
-		}
-		return raw, nil
-	})
-}
-
-// rewriteMembers copies the members of the JSON object obj in their order, each value passed through fn
-// (which returns it as it is, or rewritten). what names obj in errors.
-func rewriteMembers(obj []byte, what string, fn func(key string, raw json.RawMessage) (json.RawMessage, error)) ([]byte, error) {
 	var fnErr error
 	out, err := jsonx.Members(obj, func(key string, raw json.RawMessage) (json.RawMessage, error) {
-		raw, fnErr = fn(key, raw)
+		if key == "apiVersion" {
+			raw, fnErr = apiVersion(raw, translate)
+		}
 		return raw, fnErr
 	})
 	switch {
 	case fnErr != nil:
 		return nil, fnErr
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("object: %w", err)
 	}
 	return out, nil
 }
 
 // apiVersion translates a raw JSON apiVersion value, which must be a string.
-func apiVersion(raw json.RawMessage, translate func(string) string) (json.RawMessage, error) {
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
+func apiVersion(raw []byte, translate func(string) string) ([]byte, error) {
+	v, err := unquote(raw)
+	if err != nil {
 		return nil, fmt.Errorf("apiVersion: %w", err)
 	}
 	if t := translate(v); t != v {
 		return json.Marshal(t)
 	}
 	return raw, nil
+}
+
+// unquote decodes a JSON string literal; the common case without escapes is a copy.
+func unquote(lit []byte) (string, error) {
+	if len(lit) >= 2 && lit[0] == '"' && bytes.IndexByte(lit, '\\') < 0 {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(lit, &s); err != nil {
+		return "", err
+	}
+	return s, nil
 }
 
 // ErrorEvent is an ERROR watch event carrying a 500 InternalError Status for err, what kube-apiserver
@@ -339,32 +455,6 @@ func ErrorEvent(err error) []byte {
 		Object metav1.Status `json:"object"`
 	}{Type: watchError, Object: s})
 	return b
-}
-
-func expectDelim(dec *json.Decoder, want json.Delim, what string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: unexpected end of JSON input", what)
-		}
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fmt.Errorf("%s: want %q, got %v", what, want, tok)
-	}
-	return nil
-}
-
-func readKey(dec *json.Decoder) (string, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return "", err
-	}
-	key, ok := tok.(string)
-	if !ok {
-		return "", fmt.Errorf("want an object key, got %v", tok)
-	}
-	return key, nil
 }
 
 func orUnknown(s string) string {

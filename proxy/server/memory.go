@@ -1,0 +1,53 @@
+package server
+
+import (
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Returning memory to the operating system after a burst of watches: each open watch holds buffers
+// (the backend's and the client's streams, the event being translated); once most of them have ended,
+// the Go heap has room for all of them again but keeps it, and the runtime's background scavenger
+// gives it back only slowly (and only after a garbage collection, which an idle proxy may not run for
+// minutes). A sidecar's RSS must come back down: the proxy collects and returns the free memory
+// itself, once, a short while after the number of open watches fell to half its peak.
+const (
+	// releaseMinWatches is the peak below which a burst is too small to matter.
+	releaseMinWatches = 64
+	// releaseDelay lets the rest of a burst end before the memory is returned (one collection per burst).
+	releaseDelay = 5 * time.Second
+)
+
+// watchMemory counts open watches and returns memory after a burst (see above).
+type watchMemory struct {
+	mu         sync.Mutex
+	open, peak int
+	timer      *time.Timer
+	// release returns the memory: debug.FreeOSMemory.
+	release func()
+}
+
+func newWatchMemory() *watchMemory { return &watchMemory{release: debug.FreeOSMemory} }
+
+func (m *watchMemory) started() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.open++
+	m.peak = max(m.peak, m.open)
+}
+
+func (m *watchMemory) ended() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.open--
+	if m.peak < releaseMinWatches || m.open > m.peak/2 {
+		return
+	}
+	m.peak = m.open
+	if m.timer == nil {
+		m.timer = time.AfterFunc(releaseDelay, m.release)
+	} else {
+		m.timer.Reset(releaseDelay)
+	}
+}

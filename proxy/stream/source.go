@@ -1,0 +1,168 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// minRead is what a source reads at least at a time (and the size of its first buffer).
+const minRead = 4 << 10
+
+// source reads JSON values one at a time from a reader, holding only the value being read: a value is
+// scanned (translate.Scan) in what has been read, and more is read while it is incomplete, at least as
+// much again as is held, so that a large value is scanned a bounded number of times.
+type source struct {
+	r   io.Reader
+	buf []byte
+	// pos is where the unread part of buf begins; read is how much was read before buf[0].
+	pos, read int
+	// err is the reader's first error (io.EOF at its end); nothing is read after it.
+	err error
+}
+
+func newSource(r io.Reader) *source { return &source{r: r} }
+
+// fill reads more into buf, keeping buf[pos:] and dropping what is before it. It returns false when the
+// reader has nothing more (s.err is set then).
+func (s *source) fill() bool {
+	if s.err != nil {
+		return false
+	}
+	held := len(s.buf) - s.pos
+	if s.pos > 0 {
+		s.read += s.pos
+		s.buf = s.buf[:copy(s.buf, s.buf[s.pos:])]
+		s.pos = 0
+	}
+	if want := max(held, minRead); cap(s.buf)-len(s.buf) < want {
+		grown := make([]byte, len(s.buf), len(s.buf)+want)
+		copy(grown, s.buf)
+		s.buf = grown
+	}
+	for {
+		n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
+		s.buf = s.buf[:len(s.buf)+n]
+		if err != nil {
+			s.err = err
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+}
+
+// release gives back the buffer once everything in it was read: a watch between events holds none.
+func (s *source) release() {
+	if s.pos == len(s.buf) {
+		s.read += s.pos
+		s.buf, s.pos = nil, 0
+	}
+}
+
+// offset is the offset in the stream of the next unread byte.
+func (s *source) offset() int { return s.read + s.pos }
+
+// next skips whitespace and returns the next byte without consuming it; io.EOF at the end of the
+// stream, or the reader's error.
+func (s *source) next() (byte, error) {
+	for {
+		s.pos = skipSpace(s.buf, s.pos)
+		if s.pos < len(s.buf) {
+			return s.buf[s.pos], nil
+		}
+		if !s.fill() {
+			if s.pos < len(s.buf) {
+				continue
+			}
+			return 0, s.err
+		}
+	}
+}
+
+// value reads the JSON value that begins at the next non-space byte. The bytes returned are valid until
+// the next call. A stream that ends inside the value is io.ErrUnexpectedEOF (or the reader's error).
+func (s *source) value() ([]byte, error) {
+	if _, err := s.next(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	for {
+		end, err := translate.Scan(s.buf, s.pos)
+		// A number that ends where the input does may go on.
+		number := s.buf[s.pos] == '-' || '0' <= s.buf[s.pos] && s.buf[s.pos] <= '9'
+		if err == nil && !(number && end == len(s.buf) && s.err == nil) {
+			v := s.buf[s.pos:end]
+			s.pos = end
+			return v, nil
+		}
+		if err != nil && !errors.Is(err, translate.ErrIncomplete) {
+			return nil, fmt.Errorf("%w (stream offset %d)", err, s.read+s.pos)
+		}
+		if !s.fill() {
+			if err == nil { // the number ends with the stream
+				continue
+			}
+			if errors.Is(s.err, io.EOF) {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, s.err
+		}
+	}
+}
+
+// expect consumes the next byte, which must be c; what names the value in errors.
+func (s *source) expect(c byte, what string) error {
+	got, err := s.next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%s: unexpected end of JSON input", what)
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	case got != c:
+		return fmt.Errorf("%s: want %q, got %q", what, c, got)
+	}
+	s.pos++
+	return nil
+}
+
+// key reads an object key and the ':' after it: the key's literal as it is in the stream (valid until
+// the next read) and its decoded value.
+func (s *source) key() ([]byte, string, error) {
+	c, err := s.next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, "", err
+	}
+	if c != '"' {
+		return nil, "", fmt.Errorf("invalid character %q looking for beginning of object key string", c)
+	}
+	lit, err := s.value()
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := unquote(lit)
+	if err != nil {
+		return nil, "", err
+	}
+	lit = append([]byte(nil), lit...) // reading the ':' may move the buffer
+
+	if err := s.expect(':', "object key"); err != nil {
+		return nil, "", err
+	}
+	return lit, key, nil
+}
+
+func skipSpace(in []byte, i int) int {
+	for i < len(in) && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\r') {
+		i++
+	}
+	return i
+}

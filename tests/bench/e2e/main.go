@@ -1,0 +1,780 @@
+// Command e2e measures the proxy against a real kube-apiserver (make bench-e2e): it starts the
+// apiserver (tests/framework), installs the private CRDs (their conversion webhook served by a second
+// proxy, so that the measured one does only what its clients ask), seeds -machines v1beta2 Machines of about
+// 6.1 KB into the private group, and runs the same workloads, in one run and with the leg order rotated
+// every round, against three legs:
+//
+//   - direct: the apiserver itself, the private group;
+//   - bare: a bare httputil.ReverseProxy (./tests/bench/e2e/bare, its own process) in front of it, the
+//     private group;
+//   - proxy: the capi-proxy binary built from ./proxy, the same objects as cluster.x-k8s.io.
+//
+// Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON and gzip),
+// WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
+// their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
+// HTTP/2, -writes patches, the time until every watcher has seen one) with the proxy's RSS idle, with
+// the watches open, and -settle after they closed. It prints markdown tables. Wall-clock figures are
+// only comparable within one run on a quiet machine.
+//
+//	KUBE_BIN_DIR=... go run ./tests/bench/e2e -rounds 4 -fanout 100,500,1000
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/openshift/hypershift-capi-proxy/tests/bench/machines"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+)
+
+const (
+	namespace       = "bench"
+	createNamespace = "bench-create"
+	privatePath     = "/apis/" + machines.PrivateCore + "/v1beta2/namespaces/"
+	upstreamPath    = "/apis/" + machines.UpstreamCore + "/v1beta2/namespaces/"
+)
+
+type options struct {
+	machines, seedWorkers, rounds int
+	gets, gets16, creates, writes int
+	fanout                        string
+	settle                        time.Duration
+	keep                          bool
+	profileDir                    string
+}
+
+func main() {
+	o := options{}
+	flag.IntVar(&o.machines, "machines", 10000, "Machines to seed into the private group.")
+	flag.IntVar(&o.seedWorkers, "seed-workers", 32, "Concurrent creates while seeding.")
+	flag.IntVar(&o.rounds, "rounds", 4, "Rounds of every workload; the leg order rotates every round.")
+	flag.IntVar(&o.gets, "gets", 200, "GETs per leg and round at c=1.")
+	flag.IntVar(&o.gets16, "gets16", 2000, "GETs per leg and round at c=16.")
+	flag.IntVar(&o.creates, "creates", 400, "CREATEs per leg and round at c=16.")
+	flag.IntVar(&o.writes, "writes", 15, "Writes per leg and round for the watch latency, and per fan-out step.")
+	flag.StringVar(&o.fanout, "fanout", "100,500,1000", `Watcher counts of the fan-out table; "" skips it.`)
+	flag.DurationVar(&o.settle, "settle", time.Minute, "How long after the fan-out watches close the proxy's RSS is read.")
+	flag.BoolVar(&o.keep, "keep", false, "Keep the control plane's directory.")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here.")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+// leg is one way to the Machines.
+type leg struct {
+	name string
+	url  string
+	// path is the Machines' collection path prefix (private or upstream group), up to the namespace.
+	path    string
+	private bool
+	client  *http.Client
+	// pid is the proxy process of the leg (0 for direct).
+	pid int
+}
+
+func (l *leg) machinesURL(ns string) string { return l.url + l.path + ns + "/machines" }
+
+type bench struct {
+	o     options
+	env   *framework.Env
+	token string
+	legs  []*leg
+	// direct is the leg that writes for the watch workloads.
+	direct *leg
+	res    map[string]map[string][]float64 // row -> leg -> samples
+	// metricsURL serves the proxy's /debug/pprof.
+	metricsURL string
+}
+
+// saveProfile saves the proxy's profile at path (under /debug/pprof/) in -profile-dir as name.
+func (b *bench) saveProfile(path, name string) {
+	if b.o.profileDir == "" {
+		return
+	}
+	resp, err := http.Get(b.metricsURL + "/debug/pprof/" + path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	_ = os.MkdirAll(b.o.profileDir, 0o755)
+	if err := os.WriteFile(filepath.Join(b.o.profileDir, name), data, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+	}
+}
+
+func (b *bench) record(row, leg string, v float64) {
+	if b.res[row] == nil {
+		b.res[row] = map[string][]float64{}
+	}
+	b.res[row][leg] = append(b.res[row][leg], v)
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	start := time.Now()
+	env, err := framework.StartEnv()
+	if err != nil {
+		return fmt.Errorf("starting the control plane: %w", err)
+	}
+	defer env.Stop(o.keep)
+	// The private CRDs' conversion webhook is served by a proxy of its own: kube-controller-manager's
+	// garbage collector reads the Machines in another version than they are stored in, so every write
+	// (and its relists) makes the apiserver call the webhook, which must not count in the measured
+	// proxy's CPU.
+	webhook, err := env.StartProxy(ctx, "-v", "0")
+	if err != nil {
+		return err
+	}
+	defer webhook.Stop()
+	if err := webhook.InstallCRDs(ctx, filepath.Join(env.Root, "apis", "private", "crds")); err != nil {
+		return err
+	}
+	proxy, err := env.StartProxy(ctx, "-v", "0", "--profiling")
+	if err != nil {
+		return err
+	}
+	defer proxy.Stop()
+	fmt.Fprintf(os.Stderr, "proxy %s, profiles at %s/debug/pprof/\n", proxy.URL, proxy.MetricsURL)
+	bare, stopBare, err := startBare(env)
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+
+	b := &bench{o: o, env: env, token: env.AdminToken, res: map[string]map[string][]float64{}, metricsURL: proxy.MetricsURL}
+	direct := &leg{name: "direct", url: env.APIServerURL, path: privatePath, private: true, client: httpClient(env.CAFile)}
+	b.direct = direct
+	b.legs = []*leg{
+		direct,
+		{name: "bare", url: bare.url, path: privatePath, private: true, client: httpClient(bare.caFile), pid: bare.pid},
+		{name: "proxy", url: proxy.URL, path: upstreamPath, client: httpClient(proxy.CAFile), pid: proxyPID(proxy)},
+	}
+	for _, ns := range []string{namespace, createNamespace} {
+		if err := b.createNamespace(ns); err != nil {
+			return err
+		}
+	}
+	idle := map[string]memory{}
+	for _, l := range b.legs[1:] {
+		idle[l.name] = readMemory(l.pid)
+	}
+	seedStart := time.Now()
+	size, err := b.seed()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "seeded %d Machines (%d bytes each as stored) in %s\n", o.machines, size, time.Since(seedStart).Round(time.Millisecond))
+
+	for r := range o.rounds {
+		order := append(slices.Clone(b.legs[r%3:]), b.legs[:r%3]...)
+		fmt.Fprintf(os.Stderr, "round %d: %s\n", r+1, names(order))
+		for _, workload := range []func(*leg, int) error{b.get1, b.get16, b.list(false), b.list(true), b.watchLatency, b.create16} {
+			for _, l := range order {
+				if err := workload(l, r); err != nil {
+					return fmt.Errorf("%s: %w", l.name, err)
+				}
+			}
+		}
+	}
+	b.printMain(idle)
+	if o.fanout != "" {
+		if err := b.fanoutTable(); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("\n%d Machines of %d bytes; %d rounds; %d CPUs (%s); total %s\n", o.machines, size, o.rounds, runtime.NumCPU(), cpuModel(), time.Since(start).Round(time.Second))
+	return nil
+}
+
+func names(legs []*leg) string {
+	var s []string
+	for _, l := range legs {
+		s = append(s, l.name)
+	}
+	return strings.Join(s, ", ")
+}
+
+func httpClient(caFile string) *http.Client {
+	pool := x509.NewCertPool()
+	if pem, err := os.ReadFile(caFile); err == nil {
+		pool.AppendCertsFromPEM(pem)
+	}
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: pool},
+		ForceAttemptHTTP2:   true,
+		DisableCompression:  true, // the LIST gzip workload asks for gzip itself and reads the bytes
+		MaxIdleConnsPerHost: 64,
+	}}
+}
+
+type bareProxy struct {
+	url, caFile string
+	pid         int
+}
+
+// startBare builds and runs the bare reverse proxy.
+func startBare(env *framework.Env) (*bareProxy, func(), error) {
+	bin := filepath.Join(env.Dir, "bare-proxy")
+	build := exec.Command("go", "build", "-o", bin, "./tests/bench/e2e/bare")
+	build.Dir, build.Stdout, build.Stderr = env.Root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, nil, fmt.Errorf("building the bare proxy: %w", err)
+	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, key := filepath.Join(env.Dir, "bare.crt"), filepath.Join(env.Dir, "bare.key")
+	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	cmd := exec.Command(bin, "-backend", env.APIServerURL, "-backend-ca", env.CAFile, "-listen", addr, "-cert", cert, "-key", key)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "READY" {
+		stop()
+		return nil, nil, fmt.Errorf("the bare proxy did not start: %q %v", line, err)
+	}
+	return &bareProxy{url: "https://" + addr, caFile: cert, pid: cmd.Process.Pid}, stop, nil
+}
+
+// proxyPID finds the capi-proxy process serving p (framework.Proxy does not export its process).
+func proxyPID(p *framework.Proxy) int {
+	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 0 && args[0] == p.Bin && slices.Contains(args, "127.0.0.1:"+port) {
+			return pid
+		}
+	}
+	return 0
+}
+
+func (b *bench) do(l *leg, method, url string, body []byte, header http.Header) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Accept", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	return l.client.Do(req)
+}
+
+// call makes a request and reads its answer, which must have status want.
+func (b *bench) call(l *leg, method, url string, body []byte, header http.Header, want int) (int64, error) {
+	resp, err := b.do(l, method, url, body, header)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return n, err
+	}
+	if resp.StatusCode != want {
+		return n, fmt.Errorf("%s %s: %s", method, url, resp.Status)
+	}
+	return n, nil
+}
+
+func (b *bench) createNamespace(ns string) error {
+	body := []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns))
+	_, err := b.call(b.direct, http.MethodPost, b.direct.url+"/api/v1/namespaces", body, http.Header{"Content-Type": {"application/json"}}, http.StatusCreated)
+	return err
+}
+
+// seed creates the Machines straight in the private group, concurrently, and returns the size of one as
+// kube-apiserver returns it.
+func (b *bench) seed() (int, error) {
+	var next atomic.Int64
+	errs := make(chan error, b.o.seedWorkers)
+	for range b.o.seedWorkers {
+		go func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.o.machines {
+					errs <- nil
+					return
+				}
+				name := fmt.Sprintf("machine-%d", i)
+				if _, err := b.call(b.direct, http.MethodPost, b.direct.machinesURL(namespace), machines.Create(name, namespace, true),
+					http.Header{"Content-Type": {"application/json"}}, http.StatusCreated); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var first error
+	for range b.o.seedWorkers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return 0, first
+	}
+	n, err := b.call(b.direct, http.MethodGet, b.direct.machinesURL(namespace)+"/machine-0", nil, nil, http.StatusOK)
+	return int(n), err
+}
+
+// cpu returns the process's user and system CPU time.
+func cpu(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which ends with the last ')'): utime and stime are the 12th and
+	// 13th, in clock ticks (USER_HZ, 100 on Linux).
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+type memory struct{ rss, anon, file, hwm float64 } // MiB
+
+func readMemory(pid int) memory {
+	var m memory
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			m.rss = kb / 1024
+		case "RssAnon:":
+			m.anon = kb / 1024
+		case "RssFile:":
+			m.file = kb / 1024
+		case "VmHWM:":
+			m.hwm = kb / 1024
+		}
+	}
+	return m
+}
+
+// resetPeak resets the process's VmHWM to its current RSS (proc(5): clear_refs "5").
+func resetPeak(pid int) {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func (b *bench) get1(l *leg, _ int) error {
+	var lat []float64
+	for i := range b.o.gets {
+		url := fmt.Sprintf("%s/machine-%d", l.machinesURL(namespace), (i*7919)%b.o.machines)
+		t := time.Now()
+		if _, err := b.call(l, http.MethodGet, url, nil, nil, http.StatusOK); err != nil {
+			return err
+		}
+		lat = append(lat, ms(time.Since(t)))
+	}
+	b.record("get1", l.name, percentile(lat, 50))
+	return nil
+}
+
+// concurrently runs n calls of fn on 16 workers and returns the elapsed time.
+func concurrently(n int, fn func(i int) error) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	t := time.Now()
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					first = cmpOr(first, err)
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(t), first
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (b *bench) get16(l *leg, _ int) error {
+	c0 := cpu(l.pid)
+	d, err := concurrently(b.o.gets16, func(i int) error {
+		_, err := b.call(l, http.MethodGet, fmt.Sprintf("%s/machine-%d", l.machinesURL(namespace), (i*7919)%b.o.machines), nil, nil, http.StatusOK)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	b.record("get16", l.name, float64(b.o.gets16)/d.Seconds())
+	if l.pid != 0 {
+		b.record("cpuGet", l.name, ms(cpu(l.pid)-c0)/float64(b.o.gets16))
+	}
+	return nil
+}
+
+func (b *bench) list(gzip bool) func(*leg, int) error {
+	row := "list"
+	var header http.Header
+	if gzip {
+		row, header = "listGzip", http.Header{"Accept-Encoding": {"gzip"}}
+	}
+	return func(l *leg, round int) error {
+		if l.pid != 0 {
+			resetPeak(l.pid)
+		}
+		var profiled chan struct{}
+		if l.name == "proxy" && round == 0 && b.o.profileDir != "" {
+			// A CPU profile of the proxy covering this LIST (and its idle tail).
+			profiled = make(chan struct{})
+			go func() {
+				defer close(profiled)
+				b.saveProfile("profile?seconds=10", row+"-cpu.pprof")
+			}()
+		}
+		c0 := cpu(l.pid)
+		t := time.Now()
+		n, err := b.call(l, http.MethodGet, l.machinesURL(namespace), nil, header, http.StatusOK)
+		if profiled != nil {
+			<-profiled
+		}
+		if err != nil {
+			return err
+		}
+		b.record(row, l.name, ms(time.Since(t)))
+		b.record(row+"Bytes", l.name, float64(n))
+		if l.pid != 0 {
+			b.record("cpu"+row, l.name, ms(cpu(l.pid)-c0))
+			b.record("peak"+row, l.name, readMemory(l.pid).hwm)
+		}
+		return nil
+	}
+}
+
+// watcher is one watch of machine-0; seen[k] is when it saw write k.
+type watcher struct {
+	cancel context.CancelFunc
+	opened chan struct{}
+	done   chan struct{}
+}
+
+// seq marks write k in machine-0's annotations.
+func seqPatch(k int) []byte {
+	return []byte(fmt.Sprintf(`{"metadata":{"annotations":{"bench/seq":"%d"}}}`, k))
+}
+
+// openWatch watches machine-0 through l and calls saw(k) for every event carrying write k.
+func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	url := l.machinesURL(namespace) + "?watch=true&fieldSelector=metadata.name%3Dmachine-0"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Accept", "application/json")
+	w := &watcher{cancel: cancel, opened: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		resp, err := l.client.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		rd := bufio.NewReaderSize(resp.Body, 16<<10)
+		marker := []byte(`"bench/seq":"`)
+		opened := false
+		for {
+			line, err := rd.ReadSlice('\n')
+			if errors.Is(err, bufio.ErrBufferFull) {
+				var rest []byte
+				rest, err = rd.ReadBytes('\n')
+				line = append(bytes.Clone(line), rest...)
+			}
+			if err != nil {
+				return
+			}
+			if !opened { // the initial ADDED event
+				opened = true
+				close(w.opened)
+			}
+			if i := bytes.Index(line, marker); i >= 0 {
+				rest := line[i+len(marker):]
+				if k, err := strconv.Atoi(string(rest[:bytes.IndexByte(rest, '"')])); err == nil {
+					saw(k)
+				}
+			}
+		}
+	}()
+	return w, nil
+}
+
+var writeSeq atomic.Int64
+
+// write patches machine-0 straight at the apiserver and returns its sequence number.
+func (b *bench) write() (int, error) {
+	k := int(writeSeq.Add(1))
+	_, err := b.call(b.direct, http.MethodPatch, b.direct.machinesURL(namespace)+"/machine-0", seqPatch(k),
+		http.Header{"Content-Type": {"application/merge-patch+json"}}, http.StatusOK)
+	return k, err
+}
+
+// fanout opens n watches through l, makes writes, and returns for each write the time until the last
+// watcher saw it.
+func (b *bench) fanout(l *leg, n, writes int, opened func()) ([]float64, error) {
+	type pending struct {
+		left atomic.Int64
+		done chan time.Time
+	}
+	var mu sync.Mutex
+	current := map[int]*pending{}
+	saw := func(k int) {
+		mu.Lock()
+		p := current[k]
+		mu.Unlock()
+		if p != nil && p.left.Add(-1) == 0 {
+			p.done <- time.Now()
+		}
+	}
+	var ws []*watcher
+	defer func() {
+		for _, w := range ws {
+			w.cancel()
+		}
+		for _, w := range ws {
+			<-w.done
+		}
+	}()
+	for range n {
+		w, err := b.openWatch(l, saw)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		select {
+		case <-w.opened:
+		case <-w.done:
+			return nil, errors.New("a watch ended before its first event")
+		case <-time.After(2 * time.Minute):
+			return nil, errors.New("a watch did not open in 2m")
+		}
+	}
+	if opened != nil {
+		opened()
+	}
+	var lat []float64
+	for range writes {
+		p := &pending{done: make(chan time.Time, 1)}
+		p.left.Store(int64(n))
+		k := int(writeSeq.Load()) + 1
+		mu.Lock()
+		current[k] = p
+		mu.Unlock()
+		t := time.Now()
+		if got, err := b.write(); err != nil || got != k {
+			return nil, fmt.Errorf("write %d (%d): %v", k, got, err)
+		}
+		select {
+		case seen := <-p.done:
+			lat = append(lat, ms(seen.Sub(t)))
+		case <-time.After(time.Minute):
+			return nil, fmt.Errorf("write %d: %d of %d watchers did not see it in 1m", k, p.left.Load(), n)
+		}
+	}
+	return lat, nil
+}
+
+func (b *bench) watchLatency(l *leg, _ int) error {
+	lat, err := b.fanout(l, 1, b.o.writes, nil)
+	if err != nil {
+		return err
+	}
+	b.record("watch", l.name, percentile(lat, 50))
+	return nil
+}
+
+func (b *bench) create16(l *leg, round int) error {
+	d, err := concurrently(b.o.creates, func(i int) error {
+		name := fmt.Sprintf("c-%s-%d-%d", l.name, round, i)
+		_, err := b.call(l, http.MethodPost, l.machinesURL(createNamespace), machines.Create(name, createNamespace, l.private),
+			http.Header{"Content-Type": {"application/json"}}, http.StatusCreated)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	b.record("create16", l.name, float64(b.o.creates)/d.Seconds())
+	return nil
+}
+
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	i := int(float64(len(s)-1)*p/100 + 0.5)
+	return s[i]
+}
+
+func median(v []float64) float64 { return percentile(v, 50) }
+
+func (b *bench) printMain(idle map[string]memory) {
+	fmt.Println("| workload | direct | bare proxy | capi-proxy | capi-proxy / bare |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	row := func(name, key string, withDirect bool, format string) {
+		d, bare, proxy := median(b.res[key]["direct"]), median(b.res[key]["bare"]), median(b.res[key]["proxy"])
+		ds := ""
+		if withDirect {
+			ds = fmt.Sprintf(format, d)
+		}
+		ratio := 0.0
+		if bare != 0 {
+			ratio = proxy / bare
+		}
+		fmt.Printf("| %s | %s | "+format+" | "+format+" | %.2f |\n", name, ds, bare, proxy, ratio)
+	}
+	row("GET one Machine c=1, p50 ms", "get1", true, "%.2f")
+	row("GET one Machine c=16, req/s", "get16", true, "%.0f")
+	row("LIST all JSON, p50 ms", "list", true, "%.0f")
+	row("LIST all gzip, p50 ms", "listGzip", true, "%.0f")
+	row("LIST gzip bytes on the wire", "listGzipBytes", true, "%.0f")
+	row("WATCH write->event p50 ms", "watch", true, "%.2f")
+	row("CREATE c=16, creates/s", "create16", true, "%.0f")
+	row("proxy CPU per GET, ms", "cpuGet", false, "%.2f")
+	row("proxy CPU per LIST, ms", "cpulist", false, "%.0f")
+	row("proxy CPU per gzip LIST, ms", "cpulistGzip", false, "%.0f")
+	row("peak RSS during the LIST, MiB", "peaklist", false, "%.1f")
+	row("peak RSS during the gzip LIST, MiB", "peaklistGzip", false, "%.1f")
+	fmt.Printf("| idle RSS after start, MiB (anon + file) | | %.1f (%.1f + %.1f) | %.1f (%.1f + %.1f) | |\n",
+		idle["bare"].rss, idle["bare"].anon, idle["bare"].file, idle["proxy"].rss, idle["proxy"].anon, idle["proxy"].file)
+}
+
+func (b *bench) fanoutTable() error {
+	var counts []int
+	for _, s := range strings.Split(b.o.fanout, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("-fanout: %w", err)
+		}
+		counts = append(counts, n)
+	}
+	proxy := b.legs[2]
+	fmt.Println()
+	fmt.Println("| watchers | direct p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy RSS MiB: idle -> watches open -> after close (anon) | per open watch, KB |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|")
+	for _, n := range counts {
+		direct, err := b.fanout(b.direct, n, b.o.writes, nil)
+		if err != nil {
+			return fmt.Errorf("fan-out %d direct: %w", n, err)
+		}
+		idle := readMemory(proxy.pid)
+		var open memory
+		lat, err := b.fanout(proxy, n, b.o.writes, func() {
+			open = readMemory(proxy.pid)
+			b.saveProfile("heap", fmt.Sprintf("heap-%d-watches.pprof", n))
+			b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-watches.txt", n))
+		})
+		if err != nil {
+			return fmt.Errorf("fan-out %d proxy: %w", n, err)
+		}
+		time.Sleep(b.o.settle) // what the proxy's RSS is -settle after the watches closed
+		after := readMemory(proxy.pid)
+		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f |\n", n,
+			percentile(direct, 50), percentile(direct, 99), percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50),
+			idle.rss, open.rss, after.rss, idle.anon, open.anon, after.anon, (open.rss-idle.rss)*1024/float64(n))
+	}
+	return nil
+}
+
+func cpuModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
