@@ -59,6 +59,9 @@ func hostedControlPlaneSubject(role string) string {
 //   - apis/private/kustomization.yaml: a kustomize base of those manifests (kustomize loads files only
 //     below a kustomization's own directory, so it lives there);
 //   - config/private: that base, with OpenShift's CA injection asked for on the CRDs;
+//   - apis/private/webhooks/kustomization.yaml and config/admission: the admission webhook
+//     configurations (emit.Webhooks), CA injection asked for; in no overlay, since they refuse writes
+//     unless the proxy forwards them (--admission-webhook);
 //   - config/proxy-rbac: the proxy's own ClusterRole (install.ProxyClusterRole);
 //   - config/hosted-control-plane: for each generated role, a namespaced Role with its rules and a
 //     RoleBinding to the CAPI manager's or provider's service account, for the namespace an overlay sets;
@@ -83,6 +86,15 @@ func (e *Emitter) Install(roles []upstream.RoleSource, module func(path string) 
 		Resources: []string{"../../apis/private"},
 		Patches: []patch{{
 			Target: &target{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"},
+			Patch:  "- op: add\n  path: /metadata/annotations/service.beta.openshift.io~1inject-cabundle\n  value: \"true\"\n",
+		}},
+	}
+
+	// Not in the overlays: a topology adds it together with the proxy's --admission-webhook flags.
+	kustomizations["admission"] = kustomization{
+		Resources: []string{"../../apis/private/webhooks"},
+		Patches: []patch{{
+			Target: &target{Group: "admissionregistration.k8s.io", Kind: "(Validating|Mutating)WebhookConfiguration"},
 			Patch:  "- op: add\n  path: /metadata/annotations/service.beta.openshift.io~1inject-cabundle\n  value: \"true\"\n",
 		}},
 	}
@@ -166,23 +178,42 @@ var Roles embed.FS
 	if err := os.WriteFile(filepath.Join(dir, "zz_generated.embed.go"), []byte(embed), 0o644); err != nil {
 		return err
 	}
-	var resources []string
-	// The Validating/MutatingWebhookConfigurations emit.Webhooks wrote into apis/private/webhooks/*.yaml
-	// join the CRDs and roles here, the one place the private manifests are listed for kustomize (Webhooks
-	// runs before Install in generator/main.go). Their clientConfig.service is install.Name in namespace
-	// "system", port 443: the overlays' namespace transformer sets it as it does the CRDs', and the
-	// proxy's webhook listener serves them (proxy/serving.go) with --admission-webhook.
-	for _, sub := range []string{"crds", "rbac", "webhooks"} {
+	// The CRDs and roles form the private base. The Validating/MutatingWebhookConfigurations emit.Webhooks
+	// wrote into apis/private/webhooks/*.yaml form a base of their own (config/admission), because their
+	// failurePolicy is upstream's (Fail): installed without a proxy that forwards them to the managers'
+	// webhook servers (--admission-webhook), they would refuse every write of the kinds they match.
+	resources, err := manifestsBelow(dir, "crds", "rbac")
+	if err != nil {
+		return err
+	}
+	if err := writeKustomization(dir, kustomization{Resources: resources}); err != nil {
+		return err
+	}
+	webhooks, err := manifestsBelow(filepath.Join(dir, "webhooks"), ".")
+	if err != nil {
+		return err
+	}
+	return writeKustomization(filepath.Join(dir, "webhooks"), kustomization{Resources: webhooks})
+}
+
+// manifestsBelow lists the YAML files of each sub directory of dir, as paths relative to dir, sorted,
+// without kustomization.yaml.
+func manifestsBelow(dir string, subs ...string) ([]string, error) {
+	var out []string
+	for _, sub := range subs {
 		matches, err := filepath.Glob(filepath.Join(dir, sub, "*.yaml"))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sort.Strings(matches)
 		for _, m := range matches {
-			resources = append(resources, path.Join(sub, filepath.Base(m)))
+			if filepath.Base(m) == "kustomization.yaml" {
+				continue
+			}
+			out = append(out, path.Join(sub, filepath.Base(m)))
 		}
 	}
-	return writeKustomization(dir, kustomization{Resources: resources})
+	return out, nil
 }
 
 // hostedControlPlaneRoles returns, for every generated ClusterRole of a role HyperShift runs in a

@@ -20,8 +20,8 @@ import (
 
 // kustomizations are every kustomize base and overlay make generate writes.
 var kustomizations = []string{
-	"apis/private",
-	"config/private", "config/proxy-rbac", "config/hosted-control-plane", "config/monitoring",
+	"apis/private", "apis/private/webhooks",
+	"config/private", "config/admission", "config/proxy-rbac", "config/hosted-control-plane", "config/monitoring",
 	"config/shared", "config/sidecar",
 }
 
