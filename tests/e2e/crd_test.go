@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -163,6 +164,9 @@ func TestCustomResourceDefinitions(t *testing.T) {
 			c.Annotations = map[string]string{}
 		}
 		c.Annotations["crd-migration.cluster.x-k8s.io/observed-generation"] = "1"
+		// A real CAPI manager started by an earlier test ran its CRD migrator already, which wrote the
+		// same: make sure the patch changes the CRD, so that the watch sees it.
+		c.Annotations["e2e.example.com/touched"] = string(uuid.NewUUID())
 		if err := viaProxyClient.Patch(ctx, c, client.MergeFrom(original)); err != nil {
 			t.Fatal(err)
 		}

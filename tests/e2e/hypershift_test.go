@@ -171,6 +171,13 @@ func installHyperShiftCRDs(t *testing.T, crdClient client.Client) {
 	if err := crds.Apply(ctx, crdClient, append(list, unlabelled), time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// Later tests look for any "hypershift" in discovery, OpenAPI and kubectl's output, where only a
+	// private group could put it.
+	t.Cleanup(func() {
+		for _, crd := range append(list, unlabelled) {
+			deleteCRD(t, crdClient, crd.Name)
+		}
+	})
 }
 
 // serveOneVersion replaces the private Cluster CRD with one that serves and stores only version (no
