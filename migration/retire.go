@@ -1,0 +1,125 @@
+package migration
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// retirePhase serves the namespace from the destination (writes still held), checks once more that every
+// source has an up-to-date copy and that no reference to a source is left, then removes the sources
+// without running their deletion logic: finalizers removed, deleted with propagationPolicy=Orphan (the
+// garbage collector then removes the references still pointing at them instead of deleting the
+// dependents) and a UID precondition. It returns when the garbage collector has removed them.
+func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir translate.Direction) error {
+	if err := m.relabel(ctx, namespace, dir, rolesOf(dir).dstHeld, PhaseRetiring); err != nil {
+		return err
+	}
+	snap, err := m.snapshot(ctx, namespace, dir)
+	if err != nil {
+		return err
+	}
+	if err := snap.check(namespace, true); err != nil {
+		return err
+	}
+	for _, src := range snap.sources {
+		if src.u.GetDeletionTimestamp() != nil {
+			continue // retired by an earlier run; the garbage collector finishes it
+		}
+		c := snap.copyOf(src)
+		if c == nil || c.u.GetAnnotations()[SourceResourceVersionAnnotation] != src.u.GetResourceVersion() {
+			return fmt.Errorf("%s in %s changed after it was copied (or has no copy) although the namespace is served from its copy: "+
+				"it is left in place; compare it with its copy, then run the migration again", src, namespace)
+		}
+	}
+	if _, err := m.repoint(ctx, namespace, snap, false); err != nil {
+		return err
+	}
+	orphan := metav1.DeletePropagationOrphan
+	unfinalize := mustJSON(map[string]any{"metadata": map[string]any{"finalizers": nil}})
+	for i, src := range snap.sources {
+		client := m.dynamic.Resource(src.kind.src).Namespace(namespace)
+		if len(src.u.GetFinalizers()) > 0 {
+			// Unconditional: a finalizer added since the read would run deletion logic just the same.
+			if _, err := client.Patch(ctx, src.u.GetName(), types.MergePatchType, unfinalize, metav1.PatchOptions{}); ignoreNotFound(err) != nil {
+				return fmt.Errorf("removing the finalizers of %s in %s: %w", src, namespace, err)
+			}
+		}
+		if src.u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		uid := src.u.GetUID()
+		err := client.Delete(ctx, src.u.GetName(), metav1.DeleteOptions{PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: &uid}})
+		if ignoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %s in %s (orphaning its dependents): %w", src, namespace, err)
+		}
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseRetiring, Step: "retire", Object: src.String(), Done: i + 1, Total: len(snap.sources)})
+	}
+	// The orphan finalizer is the garbage collector's: the sources are gone once it removed every reference
+	// to them.
+	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseRetiring, Step: "wait", Message: "waiting for the garbage collector to remove the retired objects"})
+	var left []*object
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, m.opts.RetireTimeout, true, func(ctx context.Context) (bool, error) {
+		left = left[:0]
+		for _, src := range snap.sources {
+			_, err := m.metadata.Resource(src.kind.src).Namespace(namespace).Get(ctx, src.u.GetName(), metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return false, err
+			default:
+				left = append(left, src)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		if len(left) > 0 {
+			return fmt.Errorf("namespace %s: %d retired objects (%s, ...) are still there after %s: is kube-controller-manager's garbage collector running? (%w)",
+				namespace, len(left), left[0], m.opts.RetireTimeout, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// resumePhase serves the namespace from the destination without holding writes, then unpauses what the
+// migration paused and removes its annotations from the copies.
+func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir translate.Direction) error {
+	if err := m.setNamespace(ctx, namespace, rolesOf(dir).dst, dir.String(), PhaseResuming); err != nil {
+		return err
+	}
+	// The copies are the sources of the reverse direction.
+	snap, err := m.snapshot(ctx, namespace, dir.Reverse())
+	if err != nil {
+		return err
+	}
+	for i, c := range snap.sources {
+		annotations := c.u.GetAnnotations()
+		remove := map[string]any{}
+		for _, k := range []string{SourceUIDAnnotation, SourceResourceVersionAnnotation, PausedAnnotation} {
+			if _, ok := annotations[k]; ok {
+				remove[k] = nil
+			}
+		}
+		if _, ok := annotations[PausedAnnotation]; ok {
+			remove[CAPIPausedAnnotation] = nil
+		}
+		if len(remove) == 0 {
+			continue
+		}
+		patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": remove}})
+		if _, err := m.dynamic.Resource(c.kind.src).Namespace(namespace).Patch(ctx, c.u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); ignoreNotFound(err) != nil {
+			return fmt.Errorf("unpausing %s in %s: %w", c, namespace, err)
+		}
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "unpause", Object: c.String(), Done: i + 1, Total: len(snap.sources)})
+	}
+	return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
+}
