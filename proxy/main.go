@@ -122,6 +122,7 @@ func newCommand() *cobra.Command {
 	klog.InitFlags(klogFlags)
 	fs.AddGoFlagSet(klogFlags)
 	cmd.AddCommand(newInstallCRDsCommand())
+	cmd.AddCommand(newMigrateCommand())
 	return cmd
 }
 
