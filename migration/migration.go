@@ -224,6 +224,9 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 	if err != nil {
 		return err
 	}
+	if ctx, err = m.withCRDs(ctx); err != nil {
+		return err
+	}
 	other := dir.Reverse().String()
 	switch st.mode {
 	case r.src:

@@ -54,6 +54,9 @@ func (m *Migrator) Plan(ctx context.Context, namespace string, dir translate.Dir
 		return nil, err
 	}
 	p := &Plan{Namespace: namespace, Direction: dir.String(), Mode: st.mode, Phase: st.phase, RecordedDirection: st.direction}
+	if ctx, err = m.withCRDs(ctx); err != nil {
+		return nil, err
+	}
 	snap, err := m.snapshot(ctx, namespace, dir)
 	if err != nil {
 		return nil, err
@@ -149,6 +152,9 @@ func (m *Migrator) Status(ctx context.Context, namespace string) (*Status, error
 		return nil, err
 	}
 	s := &Status{Namespace: namespace, Mode: st.mode, Labelled: st.labelled, Phase: st.phase, Direction: st.direction}
+	if ctx, err = m.withCRDs(ctx); err != nil {
+		return nil, err
+	}
 	for _, dir := range []translate.Direction{translate.ToPrivate, translate.ToUpstream} {
 		snap, err := m.snapshot(ctx, namespace, dir)
 		if err != nil {

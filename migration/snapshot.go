@@ -191,14 +191,13 @@ func groupSide(dir translate.Direction) string {
 
 // snapshot reads the CRDs of both groups and every object of the mapped kinds in the namespace.
 func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate.Direction) (*snapshot, error) {
-	crdList, err := m.crds.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	crdList, err := m.listCRDs(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
+		return nil, err
 	}
 	dstCRDs := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	var srcCRDs []*apiextensionsv1.CustomResourceDefinition
-	for i := range crdList.Items {
-		crd := &crdList.Items[i]
+	for _, crd := range crdList {
 		switch {
 		case dir.Maps(crd.Spec.Group):
 			if crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
@@ -285,6 +284,36 @@ func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate
 	}
 	s.sources = ownersFirst(sources)
 	return s, nil
+}
+
+// crdsKey is the context key of the CRDs a run read (withCRDs).
+type crdsKey struct{}
+
+// withCRDs reads the CRDs once for a whole run: they are large (every CAPI and provider schema), and a
+// run reads the namespace many times. A run does not expect CRDs to change while it runs; a CRD installed
+// meanwhile is seen by the next run.
+func (m *Migrator) withCRDs(ctx context.Context) (context.Context, error) {
+	crds, err := m.listCRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, crdsKey{}, crds), nil
+}
+
+// listCRDs returns the CRDs withCRDs read for the run, or reads them.
+func (m *Migrator) listCRDs(ctx context.Context) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if crds, ok := ctx.Value(crdsKey{}).([]*apiextensionsv1.CustomResourceDefinition); ok {
+		return crds, nil
+	}
+	list, err := m.crds.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
 }
 
 // listObjects lists the objects of kind k at gvr (its source or destination resource) in the namespace.
