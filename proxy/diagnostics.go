@@ -51,6 +51,9 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics) (*diagnos
 			return nil
 		},
 	}}
+	if opts.Namespaces != nil {
+		ready.Checks["namespaces"] = opts.Namespaces.Ready
+	}
 	live := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
 
 	mux := http.NewServeMux()

@@ -13,6 +13,10 @@
 //     service account), the client's are dropped, impersonation is refused, and --listen must be a
 //     loopback address.
 //
+// With --follow-namespaces (the default) it follows each Namespace's serving-mode label, which the
+// migration sets, with a metadata-only informer under its own identity (list and watch on namespaces):
+// see package server's cutover.go.
+//
 // /metrics (Prometheus), /healthz and /readyz (ready while the backend answers) are served in plain HTTP
 // on --metrics-listen, a listener of their own: on --listen those paths are the backend's.
 //
@@ -51,6 +55,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
@@ -75,6 +80,10 @@ type options struct {
 	identityHeaderPrefixes []string
 	metricsListen          string
 	responseHeaderTimeout  time.Duration
+
+	// followNamespaces makes the proxy follow the Namespaces' serving mode label (server.Namespaces).
+	followNamespaces bool
+	holdRetryAfter   time.Duration
 }
 
 func main() {
@@ -116,6 +125,8 @@ func newCommand() *cobra.Command {
 	fs.StringVar(&o.authMode, "auth-mode", string(auth.PassThrough), "Whose credentials reach the backend: pass-through (each client's own) or sidecar (the kubeconfig's, or the pod's service account without --kubeconfig; needs a loopback --listen).")
 	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
+	fs.BoolVar(&o.followNamespaces, "follow-namespaces", true, "Follow each Namespace's "+serving.Label+" label (the migration's per-namespace cut-over): serve its CAPI kinds from the upstream or private groups and hold their writes as it says. The identity of --kubeconfig (or the pod's service account) needs list and watch on namespaces; /readyz fails until the first list is in. Disable only where no namespace is ever migrated.")
+	fs.DurationVar(&o.holdRetryAfter, "hold-retry-after", server.DefaultHoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
 	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
 
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -138,6 +149,9 @@ func (o *options) validate() error {
 		if o.backendURL != "" {
 			return errors.New("--backend-url carries no credentials, which the sidecar mode needs: use --kubeconfig, or neither for the pod's service account")
 		}
+	}
+	if o.followNamespaces && o.backendURL != "" {
+		return errors.New("--follow-namespaces watches namespaces with the credentials of --kubeconfig (or the pod's service account), which --backend-url has none of: use --kubeconfig, or --follow-namespaces=false")
 	}
 	switch {
 	case o.kubeconfig == "" && o.backendURL == "" && mode != auth.Sidecar:
@@ -194,6 +208,15 @@ func (o *options) run(ctx context.Context) error {
 		DialTimeout:            o.dialTimeout,
 		ResponseHeaderTimeout:  o.responseHeaderTimeout,
 		Metrics:                m,
+		HoldRetryAfter:         o.holdRetryAfter,
+	}
+	if o.followNamespaces {
+		// The proxy's own identity (the kubeconfig's credentials, in either authentication mode) watches
+		// the Namespaces' metadata.
+		opts.Namespaces = server.NewNamespaces(m.Registry())
+		if err := server.WatchNamespaces(ctx, rest.CopyConfig(backend), opts.Namespaces); err != nil {
+			return err
+		}
 	}
 	converter, err := convert.New(table, routes.APIVersionGetterSetters)
 	if err != nil {

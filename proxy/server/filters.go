@@ -35,6 +35,11 @@ type exchange struct {
 	// yaml is set when kube-apiserver would answer the client in YAML (negotiate.AnswersYAML): the proxy
 	// asks for JSON and writes the translation in YAML.
 	yaml bool
+	// untranslatedRequest is set for a request of a built-in kind in a namespace served from the upstream
+	// groups: its query and body go to the backend as they are (cutover.go).
+	untranslatedRequest bool
+	// endWatch, when set, ends a watch with 410 Expired once it is closed (cutover.go).
+	endWatch <-chan struct{}
 }
 
 type exchangeKey struct{}

@@ -35,14 +35,22 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 	if req.IsResource {
 		s.prepareResource(r, ex)
 	}
-	if err := translateQuery(r, req); err != nil {
-		status.Write(w, err)
-		return
-	}
-	if err := s.translateRequest(r, req); err != nil {
-		s.translationFailed(ex, metrics.Request, err)
-		status.Write(w, err)
-		return
+	if ex.untranslatedRequest {
+		// A namespace served from the upstream groups (cutover.go): its references to them stay so.
+		if err := s.bufferBody(r); err != nil {
+			status.Write(w, err)
+			return
+		}
+	} else {
+		if err := translateQuery(r, req); err != nil {
+			status.Write(w, err)
+			return
+		}
+		if err := s.translateRequest(r, req); err != nil {
+			s.translationFailed(ex, metrics.Request, err)
+			status.Write(w, err)
+			return
+		}
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
 	s.proxy.ServeHTTP(w, r)

@@ -245,6 +245,7 @@ func modifyResponse(resp *http.Response) error {
 	if err := ex.respond(resp); err != nil {
 		return err
 	}
+	endWatch(ex, resp) // a watch ends when its namespaces' serving mode changes (cutover.go)
 	if ex.gzip && !ex.req.Watch {
 		return compress(resp)
 	}

@@ -108,6 +108,14 @@ type Options struct {
 	// private CRDs at classify.WebhookPath (package webhook), and converts in process what the backend
 	// does not serve in the client's version (package adapt).
 	Converter *convert.Converter
+	// Namespaces, when set, gives each namespace's serving mode (the migration's Namespace label, see
+	// cutover.go): mapped kinds of a namespace labelled upstream are served from the upstream groups,
+	// untranslated, and writes of a held namespace are answered 429. Nil serves every namespace from the
+	// private groups.
+	Namespaces *Namespaces
+	// HoldRetryAfter is the Retry-After of a held write (429) and of a request of a mapped kind before
+	// Namespaces has synced (503). Zero means DefaultHoldRetryAfter.
+	HoldRetryAfter time.Duration
 }
 
 const (
@@ -119,6 +127,9 @@ const (
 	// DefaultResponseHeaderTimeout is Options.ResponseHeaderTimeout's default: longer than kube-apiserver's
 	// own request timeout (60s), so that the backend's 504 reaches the client first.
 	DefaultResponseHeaderTimeout = 70 * time.Second
+	// DefaultHoldRetryAfter is Options.HoldRetryAfter's default: client-go retries a 429 with Retry-After
+	// up to 10 times, so that a write held for up to ~10s succeeds without the caller seeing an error.
+	DefaultHoldRetryAfter = time.Second
 )
 
 // server holds what every request needs; it is the innermost handler.
@@ -137,6 +148,13 @@ type server struct {
 	proxy, upgrades *httputil.ReverseProxy
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
+	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
+	namespaces *Namespaces
+	// retryAfter is Options.HoldRetryAfter in whole seconds (at least 1).
+	retryAfter int
+	// core serves a request after the serving-mode filter (the merged cluster-wide lists and watches send
+	// their private parts to it).
+	core http.Handler
 }
 
 // New returns the proxy's handler.
@@ -179,6 +197,8 @@ func New(o Options) (http.Handler, error) {
 		openapiDocs: openapi.NewCache(),
 		maxBody:     o.MaxRequestBodyBytes,
 		metrics:     o.Metrics,
+		namespaces:  o.Namespaces,
+		retryAfter:  retryAfterSeconds(o.HoldRetryAfter),
 	}
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
@@ -206,12 +226,13 @@ func New(o Options) (http.Handler, error) {
 		core = adapt.New(core, o.Converter, adapt.Options{MaxRequestBodyBytes: o.MaxRequestBodyBytes})
 		s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
 	}
+	s.core = core
 	return withClass(s.classifier,
 		withMetrics(s.metrics,
 			auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes,
 				withUnrouted(
 					withBodyLimit(s.maxBody,
-						withUpgrades(s.upgrades, core)))))), nil
+						withUpgrades(s.upgrades, s.withServing(core))))))), nil
 }
 
 // ServeHTTP dispatches a classified request (the filters New lists ran before) by its class.

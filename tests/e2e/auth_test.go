@@ -135,7 +135,7 @@ func TestPassThroughIdentity(t *testing.T) {
 // TestSidecarIdentity: a proxy in sidecar mode (with alice's kubeconfig standing for the pod's) acts as
 // the pod whatever the client sends, refuses impersonation, and refuses to listen off loopback.
 func TestSidecarIdentity(t *testing.T) {
-	sidecar, err := env.StartProxy(context.Background(), "--auth-mode=sidecar", "--kubeconfig="+env.UserKubeconfig)
+	sidecar, err := env.StartProxy(context.Background(), "--auth-mode=sidecar", "--kubeconfig="+env.UserKubeconfig, "--follow-namespaces=false")
 	if err != nil {
 		t.Fatal(err)
 	}

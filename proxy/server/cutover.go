@@ -1,0 +1,362 @@
+package server
+
+// Per-namespace cut-over: each namespace's mapped kinds are served from the groups its serving mode
+// (Namespaces, the migration's Namespace label) names, and writes of a held namespace wait.
+//
+//	mode            reads of mapped kinds        writes of mapped kinds       built-in kinds
+//	private (none)  private groups, translated   private, translated          translated both ways
+//	upstream        upstream, untranslated       upstream, untranslated       request untranslated, response translated
+//	upstream-held   upstream, untranslated       429 + Retry-After            as upstream
+//	private-held    private, translated          429 + Retry-After            as private
+//	(unknown value) private, translated          429 + Retry-After            as private
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+)
+
+// writeVerbs are the verbs that change objects: held in a held namespace, with their status and scale
+// subresources (which are updates and patches), dry runs included.
+var writeVerbs = sets.New("create", "update", "patch", "delete", "deletecollection")
+
+// retryAfterSeconds rounds d up to whole seconds, at least 1 (Retry-After counts seconds).
+func retryAfterSeconds(d time.Duration) int {
+	if d <= 0 {
+		d = DefaultHoldRetryAfter
+	}
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// withServing serves each resource request by its namespace's serving mode (see the table above); nil
+// Namespaces leaves every request to next.
+//
+//   - Before the namespaces' modes are known (Namespaces.Synced), requests of mapped kinds, and writes
+//     of namespaced built-in kinds (whose references to the upstream groups must stay untranslated in an
+//     upstream namespace), are answered 503 with Retry-After: never served from the wrong groups.
+//   - A namespaced request of a mapped kind goes to the private groups (next), to the upstream groups
+//     as it is (serveUpstream), or, a write of a held namespace, is answered 429 (hold).
+//   - A cluster-wide list or watch of a namespaced mapped kind is next's while no namespace is served
+//     from the upstream groups, and merged from both otherwise (merge.go); a cluster-wide
+//     deletecollection while any namespace is labelled is held.
+//   - A watch is ended with a 410 Expired ERROR event when the mode of a namespace it covers changes
+//     (endWatch), and a watch, exact list or continued list from a resourceVersion before that change
+//     is answered 410 Expired (expired), so that clients relist from the groups now served.
+func (s *server) withServing(next http.Handler) http.Handler {
+	if s.namespaces == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ex := exchangeFrom(r.Context())
+		req := ex.req
+		if !req.IsResource || req.Connect || (req.Class != classify.Mapped && req.Class != classify.Other) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.namespaces.Synced() {
+			if req.Class == classify.Mapped || req.Namespace != "" && writeVerbs.Has(req.Verb) && !(req.Group == "" && req.Resource == "namespaces") {
+				s.notSynced(w)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		view := s.namespaces.current()
+		if req.Class == classify.Other {
+			ex.untranslatedRequest = req.Namespace != "" && view.mode(req.Namespace).mode.Upstream()
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !req.Route.Namespaced {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if req.Namespace == "" {
+			s.serveClusterWide(w, r, ex, view, next)
+			return
+		}
+		m := view.mode(req.Namespace)
+		if m.mode.Held() && writeVerbs.Has(req.Verb) {
+			s.hold(w, req, m)
+			return
+		}
+		if expired(w, r, req, m.expired) {
+			return
+		}
+		if req.Watch {
+			ex.endWatch = s.namespaces.ended(r.Context(), view, req.Namespace)
+		}
+		if m.mode.Upstream() {
+			s.serveUpstream(w, r, ex)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveClusterWide serves a request of a namespaced mapped kind across all namespaces.
+func (s *server) serveClusterWide(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes, next http.Handler) {
+	req := ex.req
+	if writeVerbs.Has(req.Verb) {
+		if view.labelled > 0 && req.Verb == "deletecollection" {
+			// It would reach namespaces served from other groups, or held: hold it while any is labelled.
+			s.hold(w, req, nsMode{mode: serving.PrivateHeld})
+			return
+		}
+		next.ServeHTTP(w, r)
+		return
+	}
+	if expired(w, r, req, view.expired) {
+		return
+	}
+	if req.Watch {
+		ex.endWatch = s.namespaces.ended(r.Context(), view, "")
+	}
+	if len(view.upstream) == 0 || (req.Verb != "list" && req.Verb != "watch") {
+		next.ServeHTTP(w, r)
+		return
+	}
+	if req.Watch {
+		s.serveMergedWatch(w, r, ex, view)
+		return
+	}
+	s.serveMergedList(w, r, ex, view)
+}
+
+// serveUpstream forwards a request of a mapped kind in a namespace served from the upstream groups to
+// the backend as it is: the upstream group's path, query, headers and body, and the backend's answer
+// back as it is. The platform's CRDs of the upstream groups serve it, in the versions they serve (the
+// proxy's in-process conversion of versions is for the private groups only).
+func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if err := s.bufferBody(r); err != nil {
+		status.Write(w, err)
+		return
+	}
+	ex.req.BackendPath = r.URL.Path
+	ex.respond = func(*http.Response) error { return nil } // endWatch still applies (modifyResponse)
+	s.proxy.ServeHTTP(w, r)
+}
+
+// hold answers a write of a held namespace as kube-apiserver answers a request it asks to be retried:
+// 429 TooManyRequests with a Retry-After header and details.retryAfterSeconds
+// (k8s.io/apiserver's responsewriters.ErrorNegotiated), which client-go honours by retrying.
+func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
+	gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
+	s.namespaces.countHeld(gr)
+	what := gr.String()
+	if req.Name != "" {
+		what += fmt.Sprintf(" %q", req.Name)
+	}
+	where := "across all namespaces: namespaces are being moved between API groups"
+	if req.Namespace != "" {
+		label := string(m.mode)
+		if m.unknown != "" {
+			label = m.unknown + " (not a serving mode)"
+		}
+		where = fmt.Sprintf("in namespace %q: its objects are being moved between API groups (%s=%s)", req.Namespace, serving.Label, label)
+	}
+	klog.V(2).InfoS("Holding a write", "verb", req.Verb, "resource", gr, "namespace", req.Namespace, "name", req.Name)
+	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
+	status.Write(w, apierrors.NewTooManyRequests(fmt.Sprintf("writes to %s are held %s; retry after %ds", what, where, s.retryAfter), s.retryAfter))
+}
+
+// notSynced answers a request that cannot be served before the namespaces' modes are known: 503 with
+// Retry-After, which client-go retries.
+func (s *server) notSynced(w http.ResponseWriter) {
+	err := apierrors.NewServiceUnavailable("the proxy does not know the namespaces' serving modes yet")
+	err.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: int32(s.retryAfter)}
+	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
+	status.Write(w, err)
+}
+
+// expired answers (and reports true for) a request from before the last mode change of the namespaces
+// it covers (since, a resourceVersion, 0 if none), as kube-apiserver answers a resourceVersion it no
+// longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
+// resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
+// asks for data not older than a resourceVersion (or any) is served: what is served now is newer.
+func expired(w http.ResponseWriter, r *http.Request, req classify.Request, since uint64) bool {
+	if since == 0 {
+		return false
+	}
+	q := r.URL.Query()
+	var rv uint64
+	switch {
+	case req.Watch:
+		rv = parseRV(q.Get("resourceVersion"))
+	case req.Verb != "list":
+		return false
+	case q.Get("continue") != "":
+		rv = continueRV(q.Get("continue"))
+	case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact):
+		rv = parseRV(q.Get("resourceVersion"))
+	}
+	if rv == 0 || rv >= since {
+		return false
+	}
+	err := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d): the namespace's serving mode changed", rv, since))
+	if req.Watch {
+		writeWatchError(w, err)
+	} else {
+		status.Write(w, err)
+	}
+	return true
+}
+
+// continueRV returns the resourceVersion of a list continue token as kube-apiserver's storage encodes it
+// (k8s.io/apiserver/pkg/storage.EncodeContinue: base64url JSON with "rv"), 0 if it is not one.
+func continueRV(token string) uint64 {
+	data, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return 0
+	}
+	var c struct {
+		RV int64 `json:"rv"`
+	}
+	if json.Unmarshal(data, &c) != nil || c.RV <= 0 {
+		return 0
+	}
+	return uint64(c.RV)
+}
+
+// expiredEvent is the watch ERROR event that ends a watch whose namespaces' serving mode changed.
+func expiredEvent(err *apierrors.StatusError) []byte {
+	s := err.ErrStatus
+	s.Kind, s.APIVersion = "Status", "v1"
+	b, _ := json.Marshal(struct {
+		Type   string        `json:"type"`
+		Object metav1.Status `json:"object"`
+	}{Type: "ERROR", Object: s})
+	return append(b, '\n')
+}
+
+// writeWatchError answers a watch with one ERROR event, as kube-apiserver answers a watch from a
+// resourceVersion it no longer has.
+func writeWatchError(w http.ResponseWriter, err *apierrors.StatusError) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(expiredEvent(err))
+}
+
+// modeChanged is the error a watch ends with when its namespaces' serving mode changes.
+var modeChanged = apierrors.NewResourceExpired("the namespace's serving mode changed: list again")
+
+// endWatch makes a watch's answer end, at an event boundary, with a 410 Expired ERROR event once
+// ex.endWatch is closed: client-go's reflectors then list again, from the groups now served. Watches
+// over a websocket are not ended.
+func endWatch(ex *exchange, resp *http.Response) {
+	if ex.endWatch == nil || resp.StatusCode != http.StatusOK || !ex.req.Watch {
+		return
+	}
+	resp.Body = newWatchEnder(resp.Body, ex.endWatch, expiredEvent(modeChanged))
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+}
+
+// watchEnder passes a newline-delimited watch stream through until end is closed, then ends it after the
+// event in flight with tail. Reads of src happen in a goroutine of their own, so that end is seen while
+// the stream is idle.
+type watchEnder struct {
+	src    io.ReadCloser
+	end    <-chan struct{}
+	tail   []byte
+	chunks chan chunk
+	stop   chan struct{}
+	once   sync.Once
+
+	pending []byte
+	// boundary is true when everything passed on so far ends with a whole event.
+	boundary bool
+	// ending is set once end is closed: the stream ends at the next event boundary.
+	ending bool
+	err    error
+}
+
+type chunk struct {
+	data []byte
+	err  error
+}
+
+func newWatchEnder(src io.ReadCloser, end <-chan struct{}, tail []byte) *watchEnder {
+	e := &watchEnder{src: src, end: end, tail: tail, chunks: make(chan chunk), stop: make(chan struct{}), boundary: true}
+	go e.pump()
+	return e
+}
+
+func (e *watchEnder) pump() {
+	for {
+		buf := make([]byte, 32<<10)
+		n, err := e.src.Read(buf)
+		select {
+		case e.chunks <- chunk{data: buf[:n], err: err}:
+		case <-e.stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (e *watchEnder) Read(p []byte) (int, error) {
+	for {
+		switch {
+		case len(e.pending) > 0:
+			data := e.pending
+			if e.ending {
+				if i := bytes.IndexByte(data, '\n'); i >= 0 {
+					data = data[:i+1]
+					e.pending = append(data[:len(data):len(data)], e.tail...)
+					e.tail, e.err = nil, io.EOF
+					data = e.pending
+				}
+			}
+			n := copy(p, data)
+			e.pending = data[n:]
+			if e.err == nil {
+				e.boundary = p[n-1] == '\n'
+			}
+			return n, nil
+		case e.err != nil:
+			return 0, e.err
+		case e.ending && e.boundary:
+			e.pending, e.tail, e.err = e.tail, nil, io.EOF
+			continue
+		}
+		end := e.end
+		if e.ending {
+			end = nil
+		}
+		select {
+		case c := <-e.chunks:
+			e.pending = c.data
+			if c.err != nil {
+				e.err = c.err
+			}
+		case <-end:
+			e.ending = true
+		}
+	}
+}
+
+func (e *watchEnder) Close() error {
+	e.once.Do(func() { close(e.stop) })
+	return e.src.Close()
+}

@@ -1,0 +1,559 @@
+package server_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+)
+
+// newCutoverProxy serves the proxy in front of backendURL, following ns (synced unless told otherwise).
+func newCutoverProxy(t *testing.T, backendURL string, ns *server.Namespaces) *httptest.Server {
+	t.Helper()
+	h, err := server.New(server.Options{
+		Backend:    &rest.Config{Host: backendURL},
+		Routes:     fakeroutes.Table(),
+		Namespaces: ns,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	t.Cleanup(p.Close)
+	return p
+}
+
+func labelled(mode string) map[string]string { return map[string]string{serving.Label: mode} }
+
+const (
+	upMachines   = "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines"
+	privMachines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/priv/machines"
+	// upstreamMachineIn is a Machine as the backend stores it in the upstream group, naming a private
+	// group where the proxy would translate it (to see that it does not).
+	upstreamMachineIn = `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"u1","namespace":"up","resourceVersion":"7"},"spec":{"infrastructureRef":{"apiGroup":"cluster.hypershift.openshift.io"}}}`
+	// privateNamedMachine is a Machine in the private group: translated unless passed through as it is.
+	privateNamedMachine = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"u1","namespace":"up","resourceVersion":"7"}}`
+)
+
+// okBackend answers every request with a Machine in the private group (200, or 201 for a POST).
+func okBackend(t *testing.T) *backend {
+	return newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		io.WriteString(w, privateNamedMachine)
+	})
+}
+
+func TestNotSyncedAnswers503(t *testing.T) {
+	b := okBackend(t)
+	p := newCutoverProxy(t, b.URL, server.NewNamespaces(nil))
+	for _, tc := range []struct{ method, target string }{
+		{"GET", privMachines},
+		{"GET", "/apis/cluster.x-k8s.io/v1beta2/machines"},
+		{"POST", "/api/v1/namespaces/up/secrets"},
+	} {
+		resp, data := do(t, tc.method, p.URL+tc.target, `{}`, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("%s %s: %d Retry-After=%q, want 503 with Retry-After", tc.method, tc.target, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		if s := status(t, data); s.Details == nil || s.Details.RetryAfterSeconds != 1 {
+			t.Errorf("%s %s: %s", tc.method, tc.target, data)
+		}
+	}
+	if b.count() != 0 {
+		t.Errorf("the backend got %d requests", b.count())
+	}
+	// Reads of built-in kinds do not depend on the modes.
+	if resp, _ := do(t, "GET", p.URL+"/api/v1/namespaces/up/secrets", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a built-in read: %d", resp.StatusCode)
+	}
+}
+
+func TestServedByMode(t *testing.T) {
+	b := okBackend(t)
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "10", labelled("upstream"))
+	ns.Set("held", "11", labelled("upstream-held"))
+	ns.Set("pheld", "12", labelled("private-held"))
+	ns.Set("bogus", "13", labelled("sideways"))
+	ns.Set("priv", "14", labelled("private"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+
+	for _, tc := range []struct {
+		name, target string
+		backendPath  string
+		translated   bool
+	}{
+		{"upstream", upMachines + "/u1", "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines/u1", false},
+		{"upstream, escaped namespace", "/apis/cluster.x-k8s.io/v1beta2/namespaces/%75p/machines/u1", "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines/u1", false},
+		{"upstream-held read", "/apis/cluster.x-k8s.io/v1beta2/namespaces/held/machines/u1", "/apis/cluster.x-k8s.io/v1beta2/namespaces/held/machines/u1", false},
+		{"private-held read", "/apis/cluster.x-k8s.io/v1beta2/namespaces/pheld/machines/u1", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/pheld/machines/u1", true},
+		{"unknown mode read", "/apis/cluster.x-k8s.io/v1beta2/namespaces/bogus/machines/u1", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/bogus/machines/u1", true},
+		{"private", privMachines + "/u1", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/priv/machines/u1", true},
+		{"unlabelled", "/apis/cluster.x-k8s.io/v1beta2/namespaces/other/machines/u1", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/other/machines/u1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, data := do(t, "GET", p.URL+tc.target, "", nil)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%d %s", resp.StatusCode, data)
+			}
+			got := b.last(t)
+			if u, _ := url.PathUnescape(got.Path); u != tc.backendPath {
+				t.Errorf("backend path %s, want %s", got.Path, tc.backendPath)
+			}
+			// The proxy translates the private group's name in a response; untranslated, it stays.
+			if untouched := string(data) == privateNamedMachine; untouched == tc.translated {
+				t.Errorf("answer %s, translated: want %v", data, tc.translated)
+			}
+		})
+	}
+
+	t.Run("upstream write is untranslated", func(t *testing.T) {
+		body := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"u2"},"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`
+		resp, _ := do(t, "POST", p.URL+upMachines+"?fieldManager=x", body, http.Header{"Content-Type": {"application/json"}})
+		got := b.last(t)
+		if resp.StatusCode != http.StatusCreated || string(got.Body) != body || got.Path != "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines" {
+			t.Errorf("%d: backend got %s %s", resp.StatusCode, got.Path, got.Body)
+		}
+	})
+	t.Run("built-in write in an upstream namespace is untranslated", func(t *testing.T) {
+		body := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","name":"u1","uid":"1"}]}}`
+		do(t, "POST", p.URL+"/api/v1/namespaces/up/secrets", body, http.Header{"Content-Type": {"application/json"}})
+		if got := b.last(t); string(got.Body) != body {
+			t.Errorf("backend got %s", got.Body)
+		}
+		do(t, "POST", p.URL+"/api/v1/namespaces/priv/secrets", body, http.Header{"Content-Type": {"application/json"}})
+		if got := b.last(t); !strings.Contains(string(got.Body), "cluster.hypershift.openshift.io/v1beta2") {
+			t.Errorf("in a private namespace, backend got %s", got.Body)
+		}
+	})
+}
+
+func TestHeldWrites(t *testing.T) {
+	b := okBackend(t)
+	reg := prometheus.NewRegistry()
+	ns := server.NewNamespaces(reg)
+	ns.Set("held", "11", labelled("upstream-held"))
+	ns.Set("pheld", "12", labelled("private-held"))
+	ns.Set("bogus", "13", labelled("sideways"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	held := 0
+	for _, namespace := range []string{"held", "pheld", "bogus", "%68eld"} {
+		base := "/apis/cluster.x-k8s.io/v1beta2/namespaces/" + namespace + "/machines"
+		for _, tc := range []struct{ method, target, contentType string }{
+			{"POST", base, "application/json"},
+			{"POST", base + "?dryRun=All", "application/json"},
+			{"PUT", base + "/m1", "application/json"},
+			{"PUT", base + "/m1/status", "application/json"},
+			{"PATCH", base + "/m1", "application/merge-patch+json"},
+			{"PATCH", base + "/m1/scale", "application/merge-patch+json"},
+			{"PATCH", base + "/m1?dryRun=All", "application/apply-patch+yaml"},
+			{"DELETE", base + "/m1", ""},
+			{"DELETE", base, ""},
+		} {
+			resp, data := do(t, tc.method, p.URL+tc.target, `{}`, http.Header{"Content-Type": {tc.contentType}})
+			held++
+			if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+				t.Errorf("%s %s: %d Retry-After=%q, want 429", tc.method, tc.target, resp.StatusCode, resp.Header.Get("Retry-After"))
+				continue
+			}
+			s := status(t, data)
+			if s.Reason != metav1.StatusReasonTooManyRequests || s.Details == nil || s.Details.RetryAfterSeconds != 1 {
+				t.Errorf("%s %s: %s", tc.method, tc.target, data)
+			}
+		}
+	}
+	if b.count() != 0 {
+		t.Errorf("the backend got %d writes", b.count())
+	}
+	// A cluster-wide deletecollection would reach held namespaces.
+	if resp, _ := do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("cluster-wide deletecollection: %d", resp.StatusCode)
+	}
+	held++
+	if got := metricSum(t, reg, "capi_proxy_held_requests_total"); int(got) != held {
+		t.Errorf("held_requests_total = %v, want %d", got, held)
+	}
+}
+
+// metricSum is the sum of every series of the metric name in reg.
+func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	return sum
+}
+
+func TestNamespacesByModeMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	ns := server.NewNamespaces(reg)
+	ns.Set("a", "1", labelled("upstream"))
+	ns.Set("b", "2", labelled("upstream"))
+	ns.Set("c", "3", labelled("weird"))
+	ns.Set("a", "4", labelled("upstream-held"))
+	ns.Set("d", "5", nil)
+	ns.Delete("b", "6")
+	got, err := testutil.GatherAndLint(reg)
+	if err != nil || len(got) > 0 {
+		t.Errorf("lint: %v %v", got, err)
+	}
+	want := `
+# HELP capi_proxy_namespaces Namespaces by the serving mode their capi-proxy.hypershift.openshift.io/serve-from label gives (unknown: a value that is not a mode); unlabelled namespaces and those labelled private are not counted.
+# TYPE capi_proxy_namespaces gauge
+capi_proxy_namespaces{mode="private"} 0
+capi_proxy_namespaces{mode="private-held"} 0
+capi_proxy_namespaces{mode="unknown"} 1
+capi_proxy_namespaces{mode="upstream"} 0
+capi_proxy_namespaces{mode="upstream-held"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "capi_proxy_namespaces"); err != nil {
+		t.Error(err)
+	}
+}
+
+// watchEvent reads one watch event.
+func watchEvent(t *testing.T, r *bufio.Reader) (string, metav1.Status) {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading an event: %q %v", line, err)
+	}
+	var ev struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		t.Fatalf("event %q: %v", line, err)
+	}
+	var s metav1.Status
+	if ev.Type == "ERROR" {
+		_ = json.Unmarshal(ev.Object, &s)
+	}
+	return ev.Type, s
+}
+
+// TestWatchEndsOnModeChange: a watch open across its namespace's mode change ends with a 410 Expired
+// ERROR event after the event in flight; a watch of another namespace goes on; a watch or exact list
+// from before the change is answered 410.
+func TestWatchEndsOnModeChange(t *testing.T) {
+	release := make(chan struct{})
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") != "true" {
+			io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"30"},"items":[]}`)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		ns := strings.Split(r.URL.Path, "/")[5]
+		obj := fmt.Sprintf(`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":%q,"resourceVersion":"20"}}`, ns)
+		// Half an event, then the rest once the test changed the mode.
+		half := len(obj) / 2
+		io.WriteString(w, `{"type":"ADDED","object":`+obj+"}\n")
+		w.(http.Flusher).Flush()
+		if ns != "a" {
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, `{"type":"MODIFIED","object":`+obj[:half])
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, obj[half:]+"}\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ns := server.NewNamespaces(nil)
+	ns.Set("a", "10", labelled("upstream")) // passed through as it is: the backend's half event too
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+
+	open := func(namespace string) (*http.Response, *bufio.Reader) {
+		resp, err := http.Get(p.URL + "/apis/cluster.x-k8s.io/v1beta2/namespaces/" + namespace + "/machines?watch=true&resourceVersion=15")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		r := bufio.NewReader(resp.Body)
+		if typ, _ := watchEvent(t, r); typ != "ADDED" {
+			t.Fatalf("first event %s", typ)
+		}
+		return resp, r
+	}
+	_, a := open("a")
+	_, other := open("b")
+	// The first bytes of a's next event reached the client: the event is in flight.
+	if _, err := a.Peek(1); err != nil {
+		t.Fatal(err)
+	}
+	ns.Set("a", "25", labelled("upstream-held"))
+	close(release) // the event in flight completes after the change
+	if typ, _ := watchEvent(t, a); typ != "MODIFIED" {
+		t.Fatalf("the event in flight: %s", typ)
+	}
+	typ, s := watchEvent(t, a)
+	if typ != "ERROR" || s.Code != http.StatusGone || s.Reason != metav1.StatusReasonExpired {
+		t.Fatalf("after the mode change: %s %+v", typ, s)
+	}
+	if rest, _ := io.ReadAll(a); len(rest) > 0 {
+		t.Errorf("after the ERROR event: %q", rest)
+	}
+	// Namespace b's watch is still open: it ends when the test's cleanup closes it. A watch of b from
+	// before a's change is fine; of a, it is expired.
+	_ = other
+	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?watch=true&resourceVersion=20", "", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"code":410`) {
+		t.Errorf("a watch from before the change: %d %s", resp.StatusCode, data)
+	}
+	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20&resourceVersionMatch=Exact", "", nil)
+	if resp.StatusCode != http.StatusGone {
+		t.Errorf("an exact list from before the change: %d %s", resp.StatusCode, data)
+	}
+	resp, _ = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20", "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a list not older than before the change: %d", resp.StatusCode)
+	}
+	// Cluster-wide: expired from before any change.
+	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=24", "", nil)
+	if !strings.Contains(string(data), `"code":410`) {
+		t.Errorf("a cluster-wide watch from before the change: %d %s", resp.StatusCode, data)
+	}
+}
+
+func TestNamespaceDeletedAndRecreated(t *testing.T) {
+	b := okBackend(t)
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "10", labelled("upstream"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	get := func() string {
+		do(t, "GET", p.URL+upMachines+"/u1", "", nil)
+		return b.last(t).Path
+	}
+	if got := get(); !strings.HasPrefix(got, "/apis/cluster.x-k8s.io/") {
+		t.Errorf("upstream: %s", got)
+	}
+	ns.Delete("up", "20")
+	if got := get(); !strings.HasPrefix(got, "/apis/cluster.hypershift.openshift.io/") {
+		t.Errorf("deleted: %s", got)
+	}
+	ns.Set("up", "30", nil)
+	if got := get(); !strings.HasPrefix(got, "/apis/cluster.hypershift.openshift.io/") {
+		t.Errorf("recreated unlabelled: %s", got)
+	}
+	ns.Set("up", "40", labelled("upstream"))
+	if got := get(); !strings.HasPrefix(got, "/apis/cluster.x-k8s.io/") {
+		t.Errorf("recreated upstream: %s", got)
+	}
+	// Once every namespace is private again, a cluster-wide deletecollection is no longer held.
+	ns.Set("up", "50", labelled("private"))
+	if resp, data := do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("cluster-wide deletecollection: %d %s", resp.StatusCode, data)
+	}
+}
+
+// TestClusterWideUnlabelled: with no namespace labelled, a cluster-wide list is today's request.
+func TestClusterWideUnlabelled(t *testing.T) {
+	b := okBackend(t)
+	ns := server.NewNamespaces(nil)
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=5&labelSelector=a%3Db", "", nil)
+	got := b.last(t)
+	if got.Path != "/apis/cluster.hypershift.openshift.io/v1beta2/machines" || got.RawQuery != "limit=5&labelSelector=a%3Db" {
+		t.Errorf("backend got %s?%s", got.Path, got.RawQuery)
+	}
+}
+
+func TestMergedList(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		q := r.URL.Query()
+		switch r.URL.Path {
+		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
+			if q.Get("fieldSelector") != "spec.x=y,metadata.namespace!=up,metadata.namespace!=up2" || q.Has("limit") {
+				t.Errorf("private list query %s", r.URL.RawQuery)
+			}
+			io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"42"},"items":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"p1","namespace":"priv"}}]}`)
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines":
+			if q.Get("resourceVersion") != "42" || q.Get("resourceVersionMatch") != "Exact" || q.Get("fieldSelector") != "spec.x=y" {
+				t.Errorf("upstream list query %s", r.URL.RawQuery)
+			}
+			io.WriteString(w, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"42"},"items":[`+upstreamMachineIn+`]}`)
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/up2/machines":
+			// No upstream CRD of this version: kube-apiserver's 404 for a path it does not serve.
+			http.NotFound(w, r)
+		default:
+			t.Errorf("unexpected request %s", r.URL)
+			http.NotFound(w, r)
+		}
+	})
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "10", labelled("upstream"))
+	ns.Set("up2", "11", labelled("upstream-held"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=1&fieldSelector=spec.x%3Dy", "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"42"},"items":[`+
+		`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"p1","namespace":"priv"}},`+upstreamMachineIn+`]}`)
+	if !strings.Contains(string(data), upstreamMachineIn) {
+		t.Errorf("the upstream item was not kept byte for byte: %s", data)
+	}
+	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=1&continue=abc", "", nil)
+	if resp.StatusCode != http.StatusGone {
+		t.Errorf("a continued list while mixed: %d %s", resp.StatusCode, data)
+	}
+}
+
+func TestMergedWatch(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		q := r.URL.Query()
+		if q.Get("watch") != "true" || q.Get("resourceVersion") != "5" {
+			t.Errorf("watch query %s", r.URL.RawQuery)
+		}
+		switch r.URL.Path {
+		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
+			if q.Get("fieldSelector") != "metadata.namespace!=up" {
+				t.Errorf("private watch query %s", r.URL.RawQuery)
+			}
+			io.WriteString(w, `{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"p1","namespace":"priv","resourceVersion":"8"}}}`+"\n")
+			io.WriteString(w, `{"type":"BOOKMARK","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`+"\n")
+			io.WriteString(w, `{"type":"BOOKMARK","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"resourceVersion":"12"}}}`+"\n")
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines":
+			io.WriteString(w, `{"type":"ADDED","object":`+upstreamMachineIn+`}`+"\n")
+			io.WriteString(w, `{"type":"BOOKMARK","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"resourceVersion":"7","annotations":{"k8s.io/initial-events-end":"true"}}}}`+"\n")
+		default:
+			t.Errorf("unexpected request %s", r.URL)
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "3", labelled("upstream"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	resp, err := http.Get(p.URL + "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=5&sendInitialEvents=true&allowWatchBookmarks=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	var added, bookmarks []string
+	for len(added) < 2 || len(bookmarks) < 1 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %v %v: %v", added, bookmarks, err)
+		}
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				APIVersion string            `json:"apiVersion"`
+				Metadata   metav1.ObjectMeta `json:"metadata"`
+			} `json:"object"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Object.APIVersion != "cluster.x-k8s.io/v1beta2" {
+			t.Errorf("event %s", line)
+		}
+		switch ev.Type {
+		case "ADDED":
+			added = append(added, ev.Object.Metadata.Namespace+"/"+ev.Object.Metadata.Name)
+		case "BOOKMARK":
+			if len(added) < 2 {
+				t.Errorf("the initial-events-end bookmark before every part's initial events: %s", line)
+			}
+			bookmarks = append(bookmarks, ev.Object.Metadata.ResourceVersion)
+		}
+	}
+	if bookmarks[0] != "7" {
+		t.Errorf("initial-events-end bookmark at %s, want the lowest (7)", bookmarks[0])
+	}
+	// A mode change ends it.
+	ns.Set("other", "50", labelled("private-held"))
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("ended without an ERROR event: %v", err)
+		}
+		if strings.Contains(line, `"BOOKMARK"`) {
+			t.Errorf("a progress bookmark was passed on: %s", line)
+		}
+		if strings.Contains(line, `"ERROR"`) {
+			if !strings.Contains(line, `"code":410`) {
+				t.Errorf("%s", line)
+			}
+			break
+		}
+	}
+}
+
+// TestMergedTable: kubectl's Table of a cluster-wide list while mixed takes the private Table's columns;
+// upstream rows get their cells by column name. Asked for YAML, the merged answer is YAML.
+func TestMergedTable(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		switch r.URL.Path {
+		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
+			io.WriteString(w, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+				`"columnDefinitions":[{"name":"Name"},{"name":"Phase"},{"name":"Age"}],"rows":[{"cells":["p1","Running","1d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p1","namespace":"priv"}}}]}`)
+		case "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines":
+			io.WriteString(w, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+				`"columnDefinitions":[{"name":"Name"},{"name":"Age"},{"name":"Paused"}],"rows":[{"cells":["u1","2d",true],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"u1","namespace":"up"}}}]}`)
+		default:
+			t.Errorf("unexpected request %s", r.URL)
+			http.NotFound(w, r)
+		}
+	})
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "10", labelled("upstream"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	table := http.Header{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}}
+	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", table)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+		`"columnDefinitions":[{"name":"Name"},{"name":"Phase"},{"name":"Age"}],"rows":[`+
+		`{"cells":["p1","Running","1d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p1","namespace":"priv"}}},`+
+		`{"cells":["u1","","2d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"u1","namespace":"up"}}}]}`)
+
+	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", http.Header{"Accept": {"application/yaml"}})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(data), "name: u1") {
+		t.Errorf("YAML: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+}

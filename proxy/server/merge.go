@@ -1,0 +1,563 @@
+package server
+
+// Cluster-wide lists and watches of a namespaced mapped kind while some namespaces are served from the
+// upstream groups: the private groups' answer without those namespaces, merged with each such namespace's
+// answer from the upstream groups.
+//
+// LIST: the private list is read first, as the client asked it (resourceVersion, resourceVersionMatch,
+// selectors), with a field selector metadata.namespace!=<ns> per upstream namespace (kube-apiserver
+// serves that selector for every custom resource); then each upstream namespace's list at exactly the
+// private list's resourceVersion (resourceVersionMatch=Exact: etcd revisions are global, so the parts
+// are one consistent snapshot). The answer is the private list with the upstream items (or Table rows)
+// appended, and the private list's resourceVersion. limit is not applied (the API allows a server to
+// return the whole list), and a continue token is answered 410 Expired, as kube-apiserver answers a
+// token it no longer serves, so that the client lists again from the start. An upstream namespace whose
+// resource the backend does not serve (no upstream CRD of that kind or version: a 404 that is not a
+// Status) contributes nothing. A Table takes the private list's column definitions.
+//
+// WATCH: the private watch (with the same field selector) and one upstream watch per upstream
+// namespace, each from the client's resourceVersion, sent to the client event by event as they arrive:
+// each part's events keep their order, events of different parts are ordered only by arrival (their
+// resourceVersions are not monotonic across parts). BOOKMARK events that report progress are dropped,
+// since one part's progress says nothing of another's; the bookmark that ends a watch's initial events
+// (sendInitialEvents, annotation k8s.io/initial-events-end) is sent once every part has sent its own,
+// with the lowest of their resourceVersions, so that a watch resumed from it misses nothing (it may see
+// again what it saw). When any part ends, the whole watch ends (cleanly, at an event boundary); an ERROR
+// event of a part is passed on and ends it too. A watch over a websocket is answered 503 with
+// Retry-After while namespaces are mixed.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+)
+
+// initialEventsEnd is the annotation of the BOOKMARK that ends a watch's initial events
+// (metav1.InitialEventsAnnotationKey).
+const initialEventsEnd = metav1.InitialEventsAnnotationKey
+
+// serveMergedList serves a cluster-wide list while namespaces are served from the upstream groups.
+func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes) {
+	q := r.URL.Query()
+	if q.Get("continue") != "" {
+		status.Write(w, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result: namespaces are served from other API groups since. List again without it."))
+		return
+	}
+	q.Del("limit")
+	private := cloneQuery(q)
+	private.Set("fieldSelector", excludeNamespaces(q.Get("fieldSelector"), view.upstream))
+	priv := s.record(r, r.URL.Path, private, false)
+	if priv.code != http.StatusOK || !negotiate.IsJSON(priv.header.Get("Content-Type")) {
+		priv.writeTo(w)
+		return
+	}
+	var head listHead
+	if err := json.Unmarshal(priv.body.Bytes(), &head); err != nil {
+		status.Write(w, apierrors.NewInternalError(fmt.Errorf("reading the private list: %w", err)))
+		return
+	}
+	key := "items"
+	if head.Kind == "Table" {
+		key = "rows"
+	}
+	var extra []json.RawMessage
+	for _, ns := range view.upstream {
+		up := cloneQuery(q)
+		up.Set("resourceVersion", head.Metadata.ResourceVersion)
+		up.Set("resourceVersionMatch", string(metav1.ResourceVersionMatchExact))
+		part := s.record(r, namespacedPath(r.URL.Path, ex.req.Group, ex.req.Version, ns), up, true)
+		if part.unserved() {
+			continue
+		}
+		if part.code != http.StatusOK {
+			part.writeTo(w)
+			return
+		}
+		items, err := listMember(part.body.Bytes(), key, head.columns())
+		if err != nil {
+			status.Write(w, apierrors.NewInternalError(fmt.Errorf("reading the upstream list of namespace %s: %w", ns, err)))
+			return
+		}
+		extra = append(extra, items...)
+	}
+	out, err := jsonx.Members(priv.body.Bytes(), func(k string, raw json.RawMessage) (json.RawMessage, error) {
+		if k != key {
+			return raw, nil
+		}
+		return appendElements(raw, extra)
+	})
+	if err != nil {
+		status.Write(w, apierrors.NewInternalError(fmt.Errorf("merging the lists: %w", err)))
+		return
+	}
+	h := w.Header()
+	for k, v := range priv.header {
+		h[k] = v
+	}
+	if negotiate.AnswersYAML(r.Header.Values("Accept"), negotiate.CustomResource) {
+		// As kube-apiserver writes YAML: the YAML form of its JSON.
+		if out, err = yaml.JSONToYAML(out); err != nil {
+			status.Write(w, apierrors.NewInternalError(fmt.Errorf("merging the lists: %w", err)))
+			return
+		}
+		h.Set("Content-Type", "application/yaml")
+	}
+	h.Del("Content-Encoding")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// listHead is what the merge reads of a list or Table.
+type listHead struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+	ColumnDefinitions []struct {
+		Name string `json:"name"`
+	} `json:"columnDefinitions"`
+}
+
+// columns returns a Table's column names (nil for a list).
+func (h listHead) columns() []string {
+	var names []string
+	for _, c := range h.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// listMember returns the elements of a list's member key ("items", or a Table's "rows"). A Table's rows
+// get their cells in the order of columns, the merged Table's (the private one's), matched by column
+// name: the upstream CRDs may print other columns. A column the part lacks is an empty cell.
+func listMember(list []byte, key string, columns []string) ([]json.RawMessage, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(list, &members); err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if raw, ok := members[key]; ok {
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	if key != "rows" || len(items) == 0 {
+		return items, nil
+	}
+	var head listHead
+	if err := json.Unmarshal(list, &head); err != nil {
+		return nil, err
+	}
+	own := head.columns()
+	if slices.Equal(own, columns) {
+		return items, nil
+	}
+	index := make(map[string]int, len(own))
+	for i, name := range own {
+		index[name] = i
+	}
+	for i, row := range items {
+		out, err := jsonx.Members(row, func(k string, raw json.RawMessage) (json.RawMessage, error) {
+			if k != "cells" {
+				return raw, nil
+			}
+			var cells []json.RawMessage
+			if err := json.Unmarshal(raw, &cells); err != nil {
+				return nil, fmt.Errorf("row %d: cells: %w", i, err)
+			}
+			remapped := make([]json.RawMessage, len(columns))
+			for j, name := range columns {
+				remapped[j] = json.RawMessage(`""`)
+				if at, ok := index[name]; ok && at < len(cells) {
+					remapped[j] = cells[at]
+				}
+			}
+			return json.Marshal(remapped)
+		})
+		if err != nil {
+			return nil, err
+		}
+		items[i] = out
+	}
+	return items, nil
+}
+
+// appendElements appends extra to the JSON array (or null) arr.
+func appendElements(arr json.RawMessage, extra []json.RawMessage) (json.RawMessage, error) {
+	if len(extra) == 0 {
+		return arr, nil
+	}
+	t := bytes.TrimSpace(arr)
+	var out []byte
+	switch {
+	case bytes.Equal(t, []byte("null")):
+		out = []byte{'['}
+	case len(t) >= 2 && t[0] == '[' && t[len(t)-1] == ']':
+		out = append(out, t[:len(t)-1]...)
+		if len(bytes.TrimSpace(t[1:len(t)-1])) > 0 {
+			out = append(out, ',')
+		}
+	default:
+		return nil, errors.New("the list's items are not an array")
+	}
+	for i, e := range extra {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	return append(out, ']'), nil
+}
+
+// excludeNamespaces adds metadata.namespace!=<ns> for each namespace to a field selector.
+func excludeNamespaces(selector string, namespaces []string) string {
+	parts := make([]string, 0, len(namespaces)+1)
+	if strings.TrimSpace(selector) != "" {
+		parts = append(parts, selector)
+	}
+	for _, ns := range namespaces {
+		parts = append(parts, "metadata.namespace!="+ns)
+	}
+	return strings.Join(parts, ",")
+}
+
+// namespacedPath turns the path of a cluster-wide request of group/version
+// (/apis/<g>/<v>/<resource>, or /apis/<g>/<v>/watch/<resource>) into namespace's.
+func namespacedPath(path, group, version, namespace string) string {
+	prefix := "/apis/" + group + "/" + version + "/"
+	rest := strings.TrimPrefix(path, prefix)
+	if w, ok := strings.CutPrefix(rest, "watch/"); ok {
+		return prefix + "watch/namespaces/" + namespace + "/" + w
+	}
+	return prefix + "namespaces/" + namespace + "/" + rest
+}
+
+func cloneQuery(q url.Values) url.Values {
+	out := make(url.Values, len(q))
+	for k, v := range q {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+// part is the answer of one part of a merged list, as the client would have got it.
+type part struct {
+	code   int
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (p *part) Header() http.Header { return p.header }
+func (p *part) WriteHeader(code int) {
+	if p.code == 0 {
+		p.code = code
+	}
+}
+func (p *part) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	return p.body.Write(b)
+}
+func (p *part) Flush() {}
+
+// unserved reports whether the answer is kube-apiserver's 404 for a path it does not serve (a resource
+// or version the upstream CRDs do not have), rather than a Status.
+func (p *part) unserved() bool {
+	return p.code == http.StatusNotFound && !negotiate.IsJSON(p.header.Get("Content-Type"))
+}
+
+// writeTo sends the part's answer to the client as it is.
+func (p *part) writeTo(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range p.header {
+		h[k] = v
+	}
+	h.Set("Content-Length", strconv.Itoa(p.body.Len()))
+	w.WriteHeader(p.code)
+	_, _ = w.Write(p.body.Bytes())
+}
+
+// record serves one part of a merged list and records its answer.
+func (s *server) record(r *http.Request, path string, query url.Values, upstream bool) *part {
+	p := &part{header: http.Header{}}
+	sub, cancel := s.subRequest(r, path, query, upstream)
+	defer cancel()
+	s.servePart(p, sub, upstream)
+	if p.code == 0 {
+		p.code = http.StatusOK
+	}
+	return p
+}
+
+// subRequest returns a GET of path and query with r's headers (as the proxy's filters left them: the
+// client's credentials), asking for JSON in the shape r asks for (negotiate.Narrow), uncompressed. Its
+// context ends with r's but carries none of its values: it is a new request to the proxy's core (private)
+// or to the backend (upstream), which classify it on their own.
+func (s *server) subRequest(r *http.Request, path string, query url.Values, upstream bool) (*http.Request, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(r.Context(), cancel)
+	u := *r.URL
+	u.Path, u.RawPath, u.RawQuery = path, "", query.Encode()
+	sub := (&http.Request{Method: http.MethodGet, URL: &u, Proto: r.Proto, ProtoMajor: r.ProtoMajor, ProtoMinor: r.ProtoMinor,
+		Header: r.Header.Clone(), Host: r.Host, RemoteAddr: r.RemoteAddr, RequestURI: u.RequestURI(), Body: http.NoBody}).WithContext(ctx)
+	sub.Header.Del("Accept-Encoding")
+	sub.Header.Del("Content-Length")
+	sub.Header.Del("Content-Type")
+	negotiate.Narrow(sub.Header, negotiate.CustomResource)
+	if upstream {
+		req := s.classifier.Classify(sub)
+		req.BackendPath = path
+		ex := &exchange{req: req, url: sub.URL, respond: func(*http.Response) error { return nil }}
+		sub = sub.WithContext(context.WithValue(ctx, exchangeKey{}, ex))
+	}
+	return sub, func() { stop(); cancel() }
+}
+
+// servePart serves a sub-request: a private part through the proxy's core (translated), an upstream part
+// straight to the backend (as it is). A panic (ReverseProxy aborts a response it cannot copy) is a 503.
+func (s *server) servePart(w http.ResponseWriter, sub *http.Request, upstream bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			klog.V(2).InfoS("A part of a merged list or watch broke off", "path", sub.URL.Path, "panic", v)
+		}
+	}()
+	if upstream {
+		s.proxy.ServeHTTP(w, sub)
+		return
+	}
+	s.core.ServeHTTP(w, sub)
+}
+
+// serveMergedWatch serves a cluster-wide watch while namespaces are served from the upstream groups.
+func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes) {
+	if ex.req.WebSocket {
+		s.notSynced(w)
+		return
+	}
+	q := r.URL.Query()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
+
+	private := cloneQuery(q)
+	private.Set("fieldSelector", excludeNamespaces(q.Get("fieldSelector"), view.upstream))
+	var parts []*watchPart
+	defer func() {
+		for _, p := range parts {
+			p.close()
+		}
+	}()
+	first := s.startWatch(r, r.URL.Path, private, false)
+	parts = append(parts, first)
+	if first.code != http.StatusOK {
+		first.writeTo(w)
+		return
+	}
+	for _, ns := range view.upstream {
+		p := s.startWatch(r, namespacedPath(r.URL.Path, ex.req.Group, ex.req.Version, ns), q, true)
+		if p.unserved() {
+			p.close()
+			continue
+		}
+		parts = append(parts, p)
+		if p.code != http.StatusOK {
+			p.writeTo(w)
+			return
+		}
+	}
+
+	h := w.Header()
+	for k, v := range first.header {
+		h[k] = v
+	}
+	h.Del("Content-Length")
+	w.WriteHeader(http.StatusOK)
+	flush := func() { _ = http.NewResponseController(w).Flush() }
+	flush()
+
+	events := make(chan watchLine)
+	for i, p := range parts {
+		go p.lines(ctx, i, events)
+	}
+	initial := newInitialEnds(len(parts))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ex.endWatch:
+			_, _ = w.Write(expiredEvent(modeChanged))
+			flush()
+			return
+		case l := <-events:
+			if l.err != nil {
+				return // a part ended: so does the watch, at an event boundary
+			}
+			out, end := initial.event(l.part, l.data)
+			if out == nil {
+				continue
+			}
+			if _, err := w.Write(out); err != nil {
+				return
+			}
+			flush()
+			if end {
+				return
+			}
+		}
+	}
+}
+
+// watchLine is one event (a line) of a part of a merged watch, or the error that ended the part.
+type watchLine struct {
+	part int
+	data []byte
+	err  error
+}
+
+// watchPart is one running watch of a merged watch.
+type watchPart struct {
+	part
+	pr     *io.PipeReader
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startWatch starts one part and waits for its response headers (or its whole answer if it failed).
+func (s *server) startWatch(r *http.Request, path string, query url.Values, upstream bool) *watchPart {
+	sub, cancel := s.subRequest(r, path, query, upstream)
+	pr, pw := io.Pipe()
+	p := &watchPart{part: part{header: http.Header{}}, pr: pr, cancel: cancel, done: make(chan struct{})}
+	started := make(chan struct{})
+	sw := &streamWriter{part: &p.part, pw: pw, started: started}
+	go func() {
+		defer close(p.done)
+		s.servePart(sw, sub, upstream)
+		sw.start()
+		_ = pw.Close()
+	}()
+	<-started
+	if p.code != http.StatusOK {
+		// An error answer: read it whole.
+		_, _ = io.Copy(&p.body, pr)
+	}
+	return p
+}
+
+func (p *watchPart) close() {
+	p.cancel()
+	_ = p.pr.Close()
+}
+
+// lines sends the part's events to events until it ends.
+func (p *watchPart) lines(ctx context.Context, i int, events chan<- watchLine) {
+	br := bufio.NewReaderSize(p.pr, 64<<10)
+	for {
+		// Only whole events are passed on: a last line without its newline was cut off.
+		line, err := br.ReadBytes('\n')
+		if err == nil && len(bytes.TrimSpace(line)) > 0 {
+			select {
+			case events <- watchLine{part: i, data: line}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case events <- watchLine{part: i, err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+}
+
+// streamWriter is the ResponseWriter of a watch part: its status and headers are recorded (start
+// signals them), its body goes to a pipe.
+type streamWriter struct {
+	*part
+	pw      *io.PipeWriter
+	started chan struct{}
+	once    sync.Once
+}
+
+func (w *streamWriter) start() { w.once.Do(func() { close(w.started) }) }
+
+func (w *streamWriter) WriteHeader(code int) {
+	w.part.WriteHeader(code)
+	w.start()
+}
+
+func (w *streamWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.pw.Write(b)
+}
+
+// initialEnds gathers the initial-events-end BOOKMARKs of the parts of a merged watch and drops the
+// other BOOKMARKs.
+type initialEnds struct {
+	seen    []bool
+	pending int
+	// lowest is the event with the lowest resourceVersion seen so far.
+	lowest   []byte
+	lowestRV uint64
+}
+
+func newInitialEnds(parts int) *initialEnds {
+	return &initialEnds{seen: make([]bool, parts), pending: parts}
+}
+
+// event returns what to send for one event of part i (nil: nothing), and whether it ends the watch (an
+// ERROR event).
+func (e *initialEnds) event(i int, data []byte) (out []byte, end bool) {
+	var ev struct {
+		Type   string `json:"type"`
+		Object struct {
+			Metadata struct {
+				ResourceVersion string            `json:"resourceVersion"`
+				Annotations     map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		} `json:"object"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return data, false // not ours to judge: the client reports it
+	}
+	switch ev.Type {
+	case "ERROR":
+		return data, true
+	case "BOOKMARK":
+	default:
+		return data, false
+	}
+	if ev.Object.Metadata.Annotations[initialEventsEnd] != "true" || e.seen[i] {
+		return nil, false
+	}
+	e.seen[i] = true
+	e.pending--
+	rv := parseRV(ev.Object.Metadata.ResourceVersion)
+	if e.lowest == nil || rv < e.lowestRV {
+		e.lowest, e.lowestRV = data, rv
+	}
+	if e.pending > 0 {
+		return nil, false
+	}
+	return e.lowest, false
+}

@@ -1,0 +1,313 @@
+package server
+
+// Per-namespace serving modes: which API groups a namespace's mapped kinds are served from, as the
+// Namespace label serving.Label says (package migration/serving holds the contract).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+)
+
+// unknownMode is the metric label of a namespace whose label value is not a serving.Mode.
+const unknownMode = "unknown"
+
+// Namespaces follows the serving mode of every namespace: fed with Namespaces' metadata (by a
+// watch-backed informer, WatchNamespaces, or by Set and Delete in tests), it answers, per request, from
+// which groups a namespace is served and whether writes to its mapped kinds are held.
+//
+// Only namespaces whose mode is not the default (no label, or serving.Private) and namespaces whose mode
+// changed are kept, in an immutable snapshot replaced on every change: a request's lookup is one atomic
+// load and one map lookup, and with no namespace labelled the map is empty.
+//
+// A label value that is not a serving.Mode holds writes and serves reads from the private groups: the
+// proxy cannot tell where writes belong, and only a namespace labelled with an upstream mode is ever
+// served from the upstream groups (the platform's own objects there stay unreachable).
+//
+// Namespaces is safe for concurrent use. The zero value is not usable: use NewNamespaces.
+type Namespaces struct {
+	mu     sync.Mutex // serializes writers; readers load snap
+	snap   atomic.Pointer[modes]
+	synced atomic.Bool
+
+	// byMode counts namespaces by mode (serving.Mode, or unknownMode); nil without metrics.
+	byMode *prometheus.GaugeVec
+	// held counts the writes answered with 429 because their namespace's writes are held.
+	held *prometheus.CounterVec
+}
+
+// modes is one immutable view of the namespaces' modes.
+type modes struct {
+	// byName holds the namespaces whose mode is not serving.Private or whose mode changed since the proxy
+	// started following them; any other namespace is served from the private groups.
+	byName map[string]nsMode
+	// upstream lists, sorted, the existing namespaces served from the upstream groups.
+	upstream []string
+	// labelled counts the namespaces served otherwise than serving.Private.
+	labelled int
+	// expired is the highest resourceVersion of a Namespace at a mode change: a cluster-wide watch or
+	// exact list from before it is answered 410 Expired.
+	expired uint64
+	// changed is closed when this view is replaced after a mode change.
+	changed chan struct{}
+}
+
+// nsMode is the serving mode of one namespace.
+type nsMode struct {
+	mode serving.Mode
+	// unknown is the label's value when it is not a serving.Mode; mode is then serving.PrivateHeld.
+	unknown string
+	// expired is the Namespace's resourceVersion when its mode last changed (0 if unknown).
+	expired uint64
+}
+
+// same reports whether two namespaces are served alike (an unknown value is served as any other).
+func (m nsMode) same(o nsMode) bool {
+	return m.mode == o.mode && (m.unknown == "") == (o.unknown == "")
+}
+
+// counted reports whether the namespaces-by-mode metric counts the namespace (it is labelled with
+// another mode than serving.Private).
+func (m nsMode) counted() bool { return m.mode != serving.Private || m.unknown != "" }
+
+// metricLabel is the mode label of the namespaces-by-mode metric.
+func (m nsMode) metricLabel() string {
+	if m.unknown != "" {
+		return unknownMode
+	}
+	return string(m.mode)
+}
+
+// NewNamespaces returns Namespaces that serve every namespace from the private groups until Set says
+// otherwise. With a registry, it registers capi_proxy_namespaces{mode} (namespaces by serving mode,
+// "unknown" for a label value that is not a mode; unlabelled namespaces and those labelled private are not
+// counted) and
+// capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held).
+func NewNamespaces(reg prometheus.Registerer) *Namespaces {
+	n := &Namespaces{}
+	n.snap.Store(&modes{byName: map[string]nsMode{}, changed: make(chan struct{})})
+	if reg != nil {
+		n.byMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "capi_proxy", Name: "namespaces",
+			Help: "Namespaces by the serving mode their " + serving.Label + " label gives (unknown: a value that is not a mode); unlabelled namespaces and those labelled private are not counted.",
+		}, []string{"mode"})
+		n.held = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "capi_proxy", Name: "held_requests_total",
+			Help: "Writes to mapped kinds answered with 429 Too Many Requests because their namespace's writes are held, by upstream group and resource.",
+		}, []string{"group", "resource"})
+		for _, m := range serving.Modes {
+			n.byMode.WithLabelValues(string(m))
+		}
+		n.byMode.WithLabelValues(unknownMode)
+		reg.MustRegister(n.byMode, n.held)
+	}
+	return n
+}
+
+// Synced reports whether the first list of Namespaces was applied (MarkSynced). Until then, requests of
+// mapped kinds are answered 503 with Retry-After: the proxy cannot tell which groups serve them.
+func (n *Namespaces) Synced() bool { return n.synced.Load() }
+
+// MarkSynced records that every Namespace that existed when following began was applied with Set.
+func (n *Namespaces) MarkSynced() { n.synced.Store(true) }
+
+// Ready is a readiness check (healthz.Checker) that fails until MarkSynced.
+func (n *Namespaces) Ready(*http.Request) error {
+	if !n.Synced() {
+		return errors.New("the namespaces' serving modes are not known yet")
+	}
+	return nil
+}
+
+// current returns the current view.
+func (n *Namespaces) current() *modes { return n.snap.Load() }
+
+// Set applies a Namespace's labels and resourceVersion (as the informer saw it).
+func (n *Namespaces) Set(name, resourceVersion string, labels map[string]string) {
+	next := nsMode{mode: serving.Private}
+	if mode, err := serving.ModeOf(labels); err != nil {
+		next = nsMode{mode: serving.PrivateHeld, unknown: labels[serving.Label]}
+	} else {
+		next.mode = mode
+	}
+	n.apply(name, resourceVersion, next, false)
+}
+
+// Delete applies the deletion of a Namespace: it is served from the private groups again (a namespace
+// created again under its name starts unlabelled).
+func (n *Namespaces) Delete(name, resourceVersion string) {
+	n.apply(name, resourceVersion, nsMode{mode: serving.Private}, true)
+}
+
+func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	cur := n.current()
+	prev, known := cur.byName[name]
+	if !known {
+		prev = nsMode{mode: serving.Private}
+	}
+	if prev.same(next) {
+		if next.unknown != prev.unknown && next.unknown != "" {
+			klog.InfoS("Namespace label is not a serving mode: holding writes, serving reads from the private groups",
+				"namespace", name, "label", serving.Label, "value", next.unknown)
+			n.replace(cur, name, nsMode{mode: prev.mode, unknown: next.unknown, expired: prev.expired}, false)
+		}
+		return
+	}
+	rv := parseRV(resourceVersion)
+	next.expired = max(prev.expired, rv)
+	if next.unknown != "" {
+		klog.InfoS("Namespace label is not a serving mode: holding writes, serving reads from the private groups",
+			"namespace", name, "label", serving.Label, "value", next.unknown)
+	}
+	klog.InfoS("Namespace serving mode changed", "namespace", name, "from", prev.metricLabel(), "to", next.metricLabel(),
+		"deleted", deleted, "resourceVersion", resourceVersion)
+	n.replace(cur, name, next, true)
+	if n.byMode != nil {
+		if prev.counted() {
+			n.byMode.WithLabelValues(prev.metricLabel()).Dec()
+		}
+		if next.counted() {
+			n.byMode.WithLabelValues(next.metricLabel()).Inc()
+		}
+	}
+}
+
+// replace stores a copy of cur with name's mode set; changed closes cur's channel, ending the watches
+// that cover name.
+func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool) {
+	next := &modes{byName: make(map[string]nsMode, len(cur.byName)+1), expired: max(cur.expired, m.expired), changed: cur.changed}
+	for k, v := range cur.byName {
+		next.byName[k] = v
+	}
+	if m.mode == serving.Private && m.unknown == "" && m.expired == 0 {
+		delete(next.byName, name)
+	} else {
+		next.byName[name] = m
+	}
+	for k, v := range next.byName {
+		if v.mode.Upstream() {
+			next.upstream = append(next.upstream, k)
+		}
+		if v.counted() {
+			next.labelled++
+		}
+	}
+	sort.Strings(next.upstream)
+	if changed {
+		next.changed = make(chan struct{})
+	}
+	n.snap.Store(next)
+	if changed {
+		close(cur.changed)
+	}
+}
+
+// mode returns namespace's mode in this view.
+func (m *modes) mode(namespace string) nsMode {
+	if v, ok := m.byName[namespace]; ok {
+		return v
+	}
+	return nsMode{mode: serving.Private}
+}
+
+// ended returns a channel closed once the mode of namespace (of any namespace if namespace is empty)
+// differs from its mode in view m, or never if ctx ends first.
+func (n *Namespaces) ended(ctx context.Context, m *modes, namespace string) <-chan struct{} {
+	out := make(chan struct{})
+	want := m.mode(namespace)
+	go func() {
+		cur := m
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-cur.changed:
+			}
+			cur = n.current()
+			if namespace == "" || !cur.mode(namespace).same(want) {
+				close(out)
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// countHeld counts a held write.
+func (n *Namespaces) countHeld(gr schema.GroupResource) {
+	if n.held != nil {
+		n.held.WithLabelValues(gr.Group, gr.Resource).Inc()
+	}
+}
+
+// parseRV parses a resourceVersion as kube-apiserver's etcd storage does (an etcd revision); anything
+// else is 0.
+func parseRV(rv string) uint64 {
+	v, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// WatchNamespaces follows the Namespaces of the cluster cfg points at into n, with a metadata-only,
+// watch-backed informer (client-go's metadatainformer: PartialObjectMetadata, no spec or status), until
+// ctx ends. It marks n synced once the informer's first list is applied. cfg's identity needs list and
+// watch on namespaces (cluster-wide).
+func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error {
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("namespaces: %w", err)
+	}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	informer := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	set := func(obj any) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			n.Set(m.Name, m.ResourceVersion, m.Labels)
+		}
+	}
+	registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				n.Delete(m.Name, m.ResourceVersion)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("namespaces: %w", err)
+	}
+	go informer.RunWithContext(ctx)
+	go func() {
+		start := time.Now()
+		if !cache.WaitForCacheSync(ctx.Done(), registration.HasSynced) {
+			return
+		}
+		n.MarkSynced()
+		klog.InfoS("Following the namespaces' serving modes", "label", serving.Label, "after", time.Since(start))
+	}()
+	return nil
+}
