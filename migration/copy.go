@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,22 +95,23 @@ func (m *Migrator) pause(ctx context.Context, namespace string, dir translate.Di
 		return err
 	}
 	patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{CAPIPausedAnnotation: "", PausedAnnotation: "true"}}})
-	for i, src := range snap.sources {
+	return m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
+		src := snap.sources[i]
 		if _, paused := src.u.GetAnnotations()[CAPIPausedAnnotation]; paused {
-			continue
+			return nil
 		}
 		if src.u.GetDeletionTimestamp() != nil {
 			return fmt.Errorf("%s in %s is being deleted: wait until its deletion is done, then run the migration again", src, namespace)
 		}
 		if _, err := m.dynamic.Resource(src.kind.src).Namespace(namespace).Patch(ctx, src.u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				continue
+				return nil
 			}
 			return fmt.Errorf("pausing %s in %s: %w", src, namespace, err)
 		}
-		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhasePausing, Step: "pause", Object: src.String(), Done: i + 1, Total: len(snap.sources)})
-	}
-	return nil
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhasePausing, Step: "pause", Object: src.String(), Done: done(), Total: len(snap.sources)})
+		return nil
+	})
 }
 
 // copyPhase holds writes in the source groups, copies every source object, re-points ownerReferences, and
@@ -158,55 +160,33 @@ func upToDate(snap *snapshot) bool {
 	return true
 }
 
-// copyAll creates or updates the copy of every source object, owners first, and writes its status.
+// copyAll creates or updates the copy of every source object, owners first (the objects of one level of
+// ownership in parallel), and writes its status.
 func (m *Migrator) copyAll(ctx context.Context, namespace string, snap *snapshot) error {
 	dir := snap.dir
 	copies, sources := snap.uidMap(), snap.sourceUIDs()
 	current := make(map[types.UID]*unstructured.Unstructured, len(snap.sources))
-	for i, src := range snap.sources {
-		if src.u.GetDeletionTimestamp() != nil {
-			return fmt.Errorf("%s in %s is being deleted while writes are held: it cannot be copied; run the migration again once it is gone", src, namespace)
-		}
-		want, status, _ := desiredCopy(src, dir, copies, sources)
-		client := m.dynamic.Resource(src.kind.dst).Namespace(namespace)
-		existing := snap.copyOf(src)
-		var got *unstructured.Unstructured
-		var err error
-		step := "copy"
-		switch {
-		case existing == nil:
-			got, err = client.Create(ctx, want, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating %s in %s: %w (created since the namespace was read: run the migration again)", resourceName(src.kind.dst, want.GetName()), namespace, err)
+	done := 0
+	for _, level := range levels(snap.sources) {
+		got := make([]*unstructured.Unstructured, len(level))
+		err := m.forEach(ctx, len(level), func(i int, _ func() int) error {
+			var err error
+			got[i], err = m.copyOne(ctx, namespace, snap, level[i], copies, sources)
+			return err
+		})
+		// copyOne read copies; the level's results go in once it is done.
+		for i, u := range got {
+			if u != nil {
+				copies[level[i].u.GetUID()] = u.GetUID()
+				current[level[i].u.GetUID()] = u
 			}
-		case existing.u.GetAnnotations()[SourceResourceVersionAnnotation] != src.u.GetResourceVersion() ||
-			!equality.Semantic.DeepEqual(existing.u.GetOwnerReferences(), want.GetOwnerReferences()):
-			step = "update"
-			want.SetResourceVersion(existing.u.GetResourceVersion())
-			want.SetUID(existing.u.GetUID())
-			got, err = client.Update(ctx, want, metav1.UpdateOptions{})
-		default:
-			got = existing.u
-			step = ""
 		}
 		if err != nil {
-			return fmt.Errorf("copying %s to %s in %s: %w", src, resourceName(src.kind.dst, want.GetName()), namespace, err)
+			return err
 		}
-		copies[src.u.GetUID()] = got.GetUID()
-		current[src.u.GetUID()] = got
-		if step != "" {
-			m.opts.Metrics.copied(dir)
-			m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseCopying, Step: step, Object: src.String(), Done: i + 1, Total: len(snap.sources)})
-		}
-		if status != nil && !equality.Semantic.DeepEqual(got.Object["status"], status) {
-			got = got.DeepCopy()
-			got.Object["status"] = status
-			if got, err = client.UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("copying the status of %s in %s: %w", src, namespace, err)
-			}
-			current[src.u.GetUID()] = got
-			m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseCopying, Step: "status", Object: src.String(), Done: i + 1, Total: len(snap.sources)})
-		}
+		done += len(level)
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseCopying, Step: "copy", Done: done, Total: len(snap.sources),
+			Message: fmt.Sprintf("copied %d of %d objects", done, len(snap.sources))})
 	}
 	// A copy created before its owner's copy (an ownership cycle) left that reference out: it is known now.
 	for _, src := range snap.sources {
@@ -224,6 +204,105 @@ func (m *Migrator) copyAll(ctx context.Context, namespace string, snap *snapshot
 	}
 	return nil
 }
+
+// copyOne creates or updates the copy of src and writes its status, and returns the copy as the apiserver
+// answered.
+func (m *Migrator) copyOne(ctx context.Context, namespace string, snap *snapshot, src *object, copies map[types.UID]types.UID, sources map[types.UID]bool) (*unstructured.Unstructured, error) {
+	dir := snap.dir
+	if src.u.GetDeletionTimestamp() != nil {
+		return nil, fmt.Errorf("%s in %s is being deleted while writes are held: it cannot be copied; run the migration again once it is gone", src, namespace)
+	}
+	want, status, _ := desiredCopy(src, dir, copies, sources)
+	client := m.dynamic.Resource(src.kind.dst).Namespace(namespace)
+	existing := snap.copyOf(src)
+	var got *unstructured.Unstructured
+	var err error
+	step := "copy"
+	switch {
+	case existing == nil:
+		got, err = client.Create(ctx, want, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating %s in %s: %w (created since the namespace was read: run the migration again)", resourceName(src.kind.dst, want.GetName()), namespace, err)
+		}
+	case existing.u.GetAnnotations()[SourceResourceVersionAnnotation] != src.u.GetResourceVersion() ||
+		!equality.Semantic.DeepEqual(existing.u.GetOwnerReferences(), want.GetOwnerReferences()):
+		step = "update"
+		want.SetResourceVersion(existing.u.GetResourceVersion())
+		want.SetUID(existing.u.GetUID())
+		got, err = client.Update(ctx, want, metav1.UpdateOptions{})
+	default:
+		got, step = existing.u, ""
+	}
+	if err != nil {
+		return nil, fmt.Errorf("copying %s to %s in %s: %w", src, resourceName(src.kind.dst, want.GetName()), namespace, err)
+	}
+	if step != "" {
+		m.opts.Metrics.copied(dir)
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseCopying, Step: step, Object: src.String()})
+	}
+	if status != nil && !equality.Semantic.DeepEqual(got.Object["status"], status) {
+		withStatus := got.DeepCopy()
+		withStatus.Object["status"] = status
+		updated, err := client.UpdateStatus(ctx, withStatus, metav1.UpdateOptions{})
+		if err != nil {
+			// The copy exists: the caller records it before it returns the error.
+			return got, fmt.Errorf("copying the status of %s in %s: %w", src, namespace, err)
+		}
+		got = updated
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseCopying, Step: "status", Object: src.String()})
+	}
+	return got, nil
+}
+
+// levels splits objects (ordered owners first) into levels of ownership: an object is one level below the
+// deepest of its owners among them. Objects of one level do not own one another.
+func levels(objs []*object) [][]*object {
+	level := make(map[types.UID]int, len(objs))
+	var out [][]*object
+	for _, o := range objs {
+		l := 0
+		for _, ref := range o.u.GetOwnerReferences() {
+			if ol, ok := level[ref.UID]; ok && ol+1 > l {
+				l = ol + 1
+			}
+		}
+		level[o.u.GetUID()] = l
+		for len(out) <= l {
+			out = append(out, nil)
+		}
+		out[l] = append(out[l], o)
+	}
+	return out
+}
+
+// forEach runs fn for i in [0, n), a few at a time (each is one or two requests to the apiserver, which
+// answers them faster together), and returns the first error after all are done. done counts the calls
+// that completed so far, for progress events.
+func (m *Migrator) forEach(ctx context.Context, n int, fn func(i int, done func() int) error) error {
+	var count atomic.Int64
+	done := func() int { return int(count.Add(1)) }
+	errs := make([]error, n)
+	jobs := make([]func(), n)
+	for i := range jobs {
+		jobs[i] = func() {
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			errs[i] = fn(i, done)
+		}
+	}
+	parallel(workers, jobs)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workers is how many requests a move sends at once.
+const workers = 8
 
 // patchOwners sets the ownerReferences of an object with a JSON merge patch, conditional on its
 // resourceVersion when rv is not "" (a conflict means it changed since it was read: the caller reads it

@@ -21,10 +21,11 @@
 //     the copy: its apiVersion in the twin group, its UID, controller and blockOwnerDeletion kept. Before
 //     leaving the phase the sources' resourceVersions are compared with what was copied, and whatever
 //     changed is copied again.
-//  3. Retiring (label: the destination's held mode): ownerReferences are checked once more, then every
-//     source object loses its finalizers (no deletion logic of CAPI or a provider runs) and is deleted with
-//     propagationPolicy=Orphan and a UID precondition; the step ends when the garbage collector has removed
-//     them.
+//  3. Retiring (label: the destination's held mode): a source whose content changed since it was copied
+//     (a write through a proxy slower than the grace period) is copied again, ownerReferences are checked
+//     once more, then every source object loses its finalizers (no deletion logic of CAPI or a provider
+//     runs) and is deleted with propagationPolicy=Orphan and a UID precondition; the step ends when the
+//     garbage collector has removed them.
 //  4. Resuming (label: the destination mode): the copies the migration paused are unpaused, and its
 //     annotations removed; then the phase is Complete.
 //

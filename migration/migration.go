@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -90,7 +91,8 @@ type Options struct {
 	// RetireTimeout bounds the wait for the garbage collector to remove retired objects; 0 is
 	// DefaultRetireTimeout.
 	RetireTimeout time.Duration
-	// Progress, if set, is called with every step, synchronously, from the goroutine running the move.
+	// Progress, if set, is called with every step, one call at a time (steps on several objects run in
+	// parallel; each call returns before the next begins).
 	Progress func(Event)
 	// Metrics, if set, records moves (NewMetrics).
 	Metrics *Metrics
@@ -127,6 +129,8 @@ type Migrator struct {
 	crds      apiextensionsclient.Interface
 	discovery discovery.DiscoveryInterface
 	log       logr.Logger
+	// emitting serializes emit.
+	emitting sync.Mutex
 }
 
 // New returns a Migrator with the clients of opts.Config.
@@ -350,6 +354,8 @@ func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Dir
 }
 
 func (m *Migrator) emit(e Event) {
+	m.emitting.Lock()
+	defer m.emitting.Unlock()
 	if m.log.GetSink() != nil {
 		kv := []any{"namespace", e.Namespace, "direction", e.Direction, "phase", e.Phase, "step", e.Step}
 		if e.Object != "" {

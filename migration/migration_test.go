@@ -198,3 +198,55 @@ func normalize(t *testing.T, v any) any {
 	}
 	return out
 }
+
+func TestLevels(t *testing.T) {
+	m := kindOf(t, translate.ToPrivate, "cluster.x-k8s.io", "v1beta2", "machines")
+	objs := ownersFirst([]*object{
+		obj(t, m, `{"metadata":{"name":"m1","uid":"m1","ownerReferences":[{"uid":"ms1"},{"uid":"c1"}]}}`),
+		obj(t, m, `{"metadata":{"name":"ms1","uid":"ms1","ownerReferences":[{"uid":"c1"}]}}`),
+		obj(t, m, `{"metadata":{"name":"c1","uid":"c1","ownerReferences":[{"uid":"elsewhere"}]}}`),
+		obj(t, m, `{"metadata":{"name":"c2","uid":"c2"}}`),
+	})
+	var got [][]string
+	for _, l := range levels(objs) {
+		var names []string
+		for _, o := range l {
+			names = append(names, o.u.GetName())
+		}
+		got = append(got, names)
+	}
+	if want := [][]string{{"c1", "c2"}, {"ms1"}, {"m1"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("levels %v, want %v", got, want)
+	}
+}
+
+func TestSameContent(t *testing.T) {
+	k := kindOf(t, translate.ToPrivate, "cluster.x-k8s.io", "v1beta2", "machines")
+	src := obj(t, k, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m1","uid":"u1","resourceVersion":"5",
+		"labels":{"a":"b"},"finalizers":["f"]},"spec":{"clusterName":"c1","infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AWSMachine","name":"m1"}},
+		"status":{"phase":"Running"}}`)
+	want, status, _ := desiredCopy(src, translate.ToPrivate, nil, nil)
+	copied := want.DeepCopy()
+	copied.Object["status"] = status
+	copied.SetUID("u2")
+	copied.SetResourceVersion("9")
+	copied.SetFinalizers(nil)
+	if !sameContent(want, status, copied) {
+		t.Error("a copy differing in metadata the apiserver owns, finalizers and the source annotations is the same content")
+	}
+	changed := copied.DeepCopy()
+	changed.Object["spec"].(map[string]any)["clusterName"] = "c2"
+	if sameContent(want, status, changed) {
+		t.Error("spec changed")
+	}
+	changed = copied.DeepCopy()
+	changed.Object["status"] = map[string]any{"phase": "Failed"}
+	if sameContent(want, status, changed) {
+		t.Error("status changed")
+	}
+	changed = copied.DeepCopy()
+	changed.SetLabels(map[string]string{"a": "c"})
+	if sameContent(want, status, changed) {
+		t.Error("labels changed")
+	}
+}

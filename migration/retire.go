@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -39,12 +41,33 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 				"by a writer that bypasses the proxies; it is left in place: move or delete it by hand, then run the migration again", src, namespace)
 		}
 	}
+	// A write that reached a source through a proxy slower than the grace period (one still serving the
+	// namespace from the source groups) is copied, not lost. Only content counts: this phase's own writes
+	// and the garbage collector's change resourceVersions, finalizers and ownerReferences of the sources.
+	copies, sources := snap.uidMap(), snap.sourceUIDs()
+	for _, src := range snap.sources {
+		c := snap.copyOf(src)
+		if src.u.GetDeletionTimestamp() != nil || c.u.GetAnnotations()[SourceResourceVersionAnnotation] == src.u.GetResourceVersion() {
+			continue
+		}
+		want, status, _ := desiredCopy(src, dir, copies, sources)
+		if sameContent(want, status, c.u) {
+			continue
+		}
+		if !equality.Semantic.DeepEqual(src.u.GetFinalizers(), c.u.GetFinalizers()) {
+			return fmt.Errorf("%s in %s changed after it was copied, and its retirement had begun: it is left in place; compare it with its copy, then run the migration again", src, namespace)
+		}
+		if _, err := m.copyOne(ctx, namespace, snap, src, copies, sources); err != nil {
+			return err
+		}
+	}
 	if _, err := m.repoint(ctx, namespace, snap, false); err != nil {
 		return err
 	}
 	orphan := metav1.DeletePropagationOrphan
 	unfinalize := mustJSON(map[string]any{"metadata": map[string]any{"finalizers": nil}})
-	for i, src := range snap.sources {
+	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
+		src := snap.sources[i]
 		client := m.dynamic.Resource(src.kind.src).Namespace(namespace)
 		if len(src.u.GetFinalizers()) > 0 {
 			// Unconditional: a finalizer added since the read would run deletion logic just the same.
@@ -53,14 +76,18 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 			}
 		}
 		if src.u.GetDeletionTimestamp() != nil {
-			continue
+			return nil
 		}
 		uid := src.u.GetUID()
 		err := client.Delete(ctx, src.u.GetName(), metav1.DeleteOptions{PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: &uid}})
 		if ignoreNotFound(err) != nil {
 			return fmt.Errorf("deleting %s in %s (orphaning its dependents): %w", src, namespace, err)
 		}
-		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseRetiring, Step: "retire", Object: src.String(), Done: i + 1, Total: len(snap.sources)})
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseRetiring, Step: "retire", Object: src.String(), Done: done(), Total: len(snap.sources)})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// The orphan finalizer is the garbage collector's: the sources are gone once it removed every reference
 	// to them.
@@ -101,7 +128,8 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return err
 	}
-	for i, c := range snap.sources {
+	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
+		c := snap.sources[i]
 		annotations := c.u.GetAnnotations()
 		remove := map[string]any{}
 		for _, k := range []string{SourceUIDAnnotation, SourceResourceVersionAnnotation, PausedAnnotation} {
@@ -113,13 +141,46 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 			remove[CAPIPausedAnnotation] = nil
 		}
 		if len(remove) == 0 {
-			continue
+			return nil
 		}
 		patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": remove}})
 		if _, err := m.dynamic.Resource(c.kind.src).Namespace(namespace).Patch(ctx, c.u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); ignoreNotFound(err) != nil {
 			return fmt.Errorf("unpausing %s in %s: %w", c, namespace, err)
 		}
-		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "unpause", Object: c.String(), Done: i + 1, Total: len(snap.sources)})
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "unpause", Object: c.String(), Done: done(), Total: len(snap.sources)})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
+}
+
+// sameContent reports whether a copy holds the content of want (a desired copy without its status) and
+// status: labels, annotations but the migration's source annotations, and every top-level field but
+// metadata.
+func sameContent(want *unstructured.Unstructured, status any, copied *unstructured.Unstructured) bool {
+	strip := func(u *unstructured.Unstructured) map[string]any {
+		out := map[string]any{}
+		for k, v := range u.Object {
+			if k != "metadata" && k != "status" {
+				out[k] = v
+			}
+		}
+		annotations := map[string]string{}
+		for k, v := range u.GetAnnotations() {
+			if k != SourceUIDAnnotation && k != SourceResourceVersionAnnotation {
+				annotations[k] = v
+			}
+		}
+		out["metadata"] = map[string]any{"labels": u.GetLabels(), "annotations": annotations}
+		return out
+	}
+	if status == nil {
+		status = want.Object["status"] // a kind without the status subresource
+	}
+	if !equality.Semantic.DeepEqual(status, copied.Object["status"]) {
+		return false
+	}
+	return equality.Semantic.DeepEqual(strip(want), strip(copied))
 }

@@ -81,7 +81,9 @@ func (s shape) create(ctx context.Context, t testing.TB, dyn dynamic.Interface, 
 	}
 	secret := func(name, key string, owners ...*unstructured.Unstructured) {
 		t.Helper()
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: ownerRefs(owners...)},
+		// CAPI's managers cache only Secrets with its cluster-name label.
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, OwnerReferences: ownerRefs(owners...),
+			Labels: map[string]string{"cluster.x-k8s.io/cluster-name": "hc"}},
 			Data: map[string][]byte{key: []byte("data of " + name)}}
 		if _, err := kube.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating Secret %s: %v", name, err)
@@ -96,7 +98,7 @@ func (s shape) create(ctx context.Context, t testing.TB, dyn dynamic.Interface, 
 	mk(awsClusters, `{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta2","kind":"AWSCluster","metadata":{"name":"hc",
 		"labels":{"cluster.x-k8s.io/cluster-name":"hc"},"finalizers":["awscluster.infrastructure.cluster.x-k8s.io"]},
 		"spec":{"region":"us-east-1","controlPlaneEndpoint":{"host":"api.hc.example.com","port":6443}}}`,
-		`{"status":{"ready":true,"clusterDeploymentReference":{"name":"hc","namespace":"`+ns+`"}}}`, cluster)
+		`{"status":{"ready":true}}`, cluster)
 	if !s.bare {
 		mk(agentClusters, `{"apiVersion":"capi-provider.agent-install.openshift.io/v1beta1","kind":"AgentCluster","metadata":{"name":"hc-agent",
 		"labels":{"cluster.x-k8s.io/cluster-name":"hc"}},"spec":{"controlPlaneEndpoint":{"host":"api.hc.example.com","port":6443}}}`,
@@ -164,13 +166,15 @@ func (s shape) pool(mk mkFunc, secret secretFunc, cluster *unstructured.Unstruct
 	selector := fmt.Sprintf(`{"matchLabels":{"cluster.x-k8s.io/cluster-name":"hc","hypershift.openshift.io/nodePool":%q}}`, pool)
 	md := mk(machineDeployments, fmt.Sprintf(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineDeployment","metadata":{"name":%q,
 		"labels":{"cluster.x-k8s.io/cluster-name":"hc"},"annotations":{"hypershift.openshift.io/nodePool":"clusters/%s"}},
-		"spec":{"clusterName":"hc","replicas":%d,"selector":%s,"template":%s}}`, pool, pool, s.machinesPerPool, selector, template),
+		"spec":{"clusterName":"hc","replicas":%d,"selector":%s,"template":%s,
+		"rollout":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}}`, pool, pool, s.machinesPerPool, selector, template),
 		fmt.Sprintf(`{"status":{"replicas":%d,"readyReplicas":%d,"phase":"Running"}}`, s.machinesPerPool, s.machinesPerPool), cluster)
 	mk(machineHealthCheck, fmt.Sprintf(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineHealthCheck","metadata":{"name":%q},
 		"spec":{"clusterName":"hc","selector":%s,"checks":{"unhealthyNodeConditions":[{"type":"Ready","status":"False","timeoutSeconds":480}]}}}`, pool, selector),
 		"", cluster)
 	return mk(machineSets, fmt.Sprintf(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","metadata":{"name":%q,
-		"labels":{"cluster.x-k8s.io/cluster-name":"hc","hypershift.openshift.io/nodePool":%q,"cluster.x-k8s.io/deployment-name":%q}},
+		"labels":{"cluster.x-k8s.io/cluster-name":"hc","hypershift.openshift.io/nodePool":%q,"cluster.x-k8s.io/deployment-name":%q,
+			"machine-template-hash":"1234567890-5d4f8"}},
 		"spec":{"clusterName":"hc","replicas":%d,"selector":%s,"template":%s}}`, msName, pool, pool, s.machinesPerPool, selector, template),
 		fmt.Sprintf(`{"status":{"replicas":%d,"readyReplicas":%d}}`, s.machinesPerPool, s.machinesPerPool), md)
 }
