@@ -171,7 +171,7 @@ func (m *Migrator) copyAll(ctx context.Context, namespace string, snap *snapshot
 		got := make([]*unstructured.Unstructured, len(level))
 		err := m.forEach(ctx, len(level), func(i int, _ func() int) error {
 			var err error
-			got[i], err = m.copyOne(ctx, namespace, snap, level[i], copies, sources)
+			got[i], err = m.copyOne(ctx, namespace, snap, level[i], copies, sources, false)
 			return err
 		})
 		// copyOne read copies; the level's results go in once it is done.
@@ -206,8 +206,9 @@ func (m *Migrator) copyAll(ctx context.Context, namespace string, snap *snapshot
 }
 
 // copyOne creates or updates the copy of src and writes its status, and returns the copy as the apiserver
-// answered.
-func (m *Migrator) copyOne(ctx context.Context, namespace string, snap *snapshot, src *object, copies map[types.UID]types.UID, sources map[types.UID]bool) (*unstructured.Unstructured, error) {
+// answered. With keepOwners an existing copy keeps its ownerReferences (the retiring phase: the garbage
+// collector may have taken references to retired owners out of the source).
+func (m *Migrator) copyOne(ctx context.Context, namespace string, snap *snapshot, src *object, copies map[types.UID]types.UID, sources map[types.UID]bool, keepOwners bool) (*unstructured.Unstructured, error) {
 	dir := snap.dir
 	if src.u.GetDeletionTimestamp() != nil {
 		return nil, fmt.Errorf("%s in %s is being deleted while writes are held: it cannot be copied; run the migration again once it is gone", src, namespace)
@@ -215,6 +216,9 @@ func (m *Migrator) copyOne(ctx context.Context, namespace string, snap *snapshot
 	want, status, _ := desiredCopy(src, dir, copies, sources)
 	client := m.dynamic.Resource(src.kind.dst).Namespace(namespace)
 	existing := snap.copyOf(src)
+	if keepOwners && existing != nil {
+		want.SetOwnerReferences(existing.u.GetOwnerReferences())
+	}
 	var got *unstructured.Unstructured
 	var err error
 	step := "copy"

@@ -24,10 +24,10 @@
 //  3. Retiring (label: the destination's held mode): a source whose content changed since it was copied
 //     (a write through a proxy slower than the grace period) is copied again, ownerReferences are checked
 //     once more, then every source object loses its finalizers (no deletion logic of CAPI or a provider
-//     runs) and is deleted with propagationPolicy=Orphan and a UID precondition; the step ends when the
-//     garbage collector has removed them.
+//     runs) and is deleted with propagationPolicy=Orphan and a UID precondition.
 //  4. Resuming (label: the destination mode): the copies the migration paused are unpaused, and its
-//     annotations removed; then the phase is Complete.
+//     annotations removed; once the garbage collector has removed the retired objects (it completes
+//     orphan deletions at its client's rate limit: writes are not held meanwhile) the phase is Complete.
 //
 // The phase and direction are annotations of the Namespace (PhaseAnnotation, DirectionAnnotation); with the
 // label and the copies' annotations they are all a re-run needs: a run killed between any two API calls

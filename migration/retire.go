@@ -57,7 +57,7 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 		if !equality.Semantic.DeepEqual(src.u.GetFinalizers(), c.u.GetFinalizers()) {
 			return fmt.Errorf("%s in %s changed after it was copied, and its retirement had begun: it is left in place; compare it with its copy, then run the migration again", src, namespace)
 		}
-		if _, err := m.copyOne(ctx, namespace, snap, src, copies, sources); err != nil {
+		if _, err := m.copyOne(ctx, namespace, snap, src, copies, sources, true); err != nil {
 			return err
 		}
 	}
@@ -87,31 +87,6 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 		return nil
 	})
 	if err != nil {
-		return err
-	}
-	// The orphan finalizer is the garbage collector's: the sources are gone once it removed every reference
-	// to them.
-	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseRetiring, Step: "wait", Message: "waiting for the garbage collector to remove the retired objects"})
-	var left []*object
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, m.opts.RetireTimeout, true, func(ctx context.Context) (bool, error) {
-		left = left[:0]
-		for _, src := range snap.sources {
-			_, err := m.metadata.Resource(src.kind.src).Namespace(namespace).Get(ctx, src.u.GetName(), metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				return false, err
-			default:
-				left = append(left, src)
-			}
-		}
-		return len(left) == 0, nil
-	})
-	if err != nil {
-		if len(left) > 0 {
-			return fmt.Errorf("namespace %s: %d retired objects (%s, ...) are still there after %s: is kube-controller-manager's garbage collector running? (%w)",
-				namespace, len(left), left[0], m.opts.RetireTimeout, err)
-		}
 		return err
 	}
 	return nil
@@ -153,6 +128,10 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return err
 	}
+	// The retired objects are the destination side of the reverse direction.
+	if err := m.waitRetired(ctx, namespace, dir, snap.copies); err != nil {
+		return err
+	}
 	return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
 }
 
@@ -183,4 +162,44 @@ func sameContent(want *unstructured.Unstructured, status any, copied *unstructur
 		return false
 	}
 	return equality.Semantic.DeepEqual(strip(want), strip(copied))
+}
+
+// waitRetired waits until the garbage collector has removed the retired objects: it removes each one's
+// orphan finalizer once it has taken every remaining reference to it out of its dependents. That takes
+// kube-controller-manager's garbage collector a few requests per object at its client's rate limit, so
+// it is done once the namespace is served from the copies without holding writes.
+func (m *Migrator) waitRetired(ctx context.Context, namespace string, dir translate.Direction, retired map[key]*object) error {
+	var waiting []*object
+	for _, o := range retired {
+		if o.u.GetDeletionTimestamp() == nil {
+			return fmt.Errorf("%s in %s was not retired: it is left in place; compare it with its copy, delete it by hand (propagationPolicy=Orphan), then run again", o, namespace)
+		}
+		waiting = append(waiting, o)
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "wait", Total: len(waiting),
+		Message: fmt.Sprintf("waiting for the garbage collector to remove %d retired objects", len(waiting))})
+	var left []*object
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, m.opts.RetireTimeout, true, func(ctx context.Context) (bool, error) {
+		left = left[:0]
+		for _, o := range waiting {
+			_, err := m.metadata.Resource(o.kind.dst).Namespace(namespace).Get(ctx, o.u.GetName(), metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return false, err
+			default:
+				left = append(left, o)
+			}
+		}
+		waiting = append(waiting[:0], left...)
+		return len(left) == 0, nil
+	})
+	if err != nil && len(left) > 0 {
+		return fmt.Errorf("namespace %s: %d retired objects (%s, ...) are still there after %s: is kube-controller-manager's garbage collector running? (%w)",
+			namespace, len(left), left[0], m.opts.RetireTimeout, err)
+	}
+	return err
 }

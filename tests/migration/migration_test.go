@@ -637,3 +637,43 @@ func TestKilledAfterEachCallAndResumed(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestWriteThroughSlowProxyIsCopied writes a source straight at the apiserver once the namespace is
+// served from the copies (as a proxy that follows the label later than the grace period would): the
+// retiring phase copies the write instead of losing it.
+func TestWriteThroughSlowProxyIsCopied(t *testing.T) {
+	ctx := context.Background()
+	c := newClients(t)
+	ns := newNamespace(ctx, t, c, "slow")
+	smallShape.create(ctx, t, c.dyn, c.kube, ns)
+	wrote := false
+	m, err := migration.New(migration.Options{Config: env.DirectConfig(env.AdminToken), Grace: -1, RetireTimeout: 90 * time.Second,
+		Progress: func(e migration.Event) {
+			if e.Phase != migration.PhaseRetiring || wrote {
+				return
+			}
+			wrote = true
+			patch := []byte(`{"metadata":{"labels":{"late":"write"}},"spec":{"replicas":5}}`)
+			if _, err := c.dyn.Resource(machineDeployments).Namespace(ns).Patch(ctx, "np0", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Errorf("the late write: %v", err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Adopt(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Migrate(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	md, err := c.dyn.Resource(private(machineDeployments)).Namespace(ns).Get(ctx, "np0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas, _, _ := unstructured.NestedInt64(md.Object, "spec", "replicas")
+	if !wrote || replicas != 5 || md.GetLabels()["late"] != "write" {
+		t.Errorf("the copy has replicas %d and labels %v after the late write (made: %v)", replicas, md.GetLabels(), wrote)
+	}
+	checkOwners(ctx, t, c, ns, translate.ToPrivate)
+}
