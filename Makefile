@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build generate verify test test-unit test-e2e bench bench-migration fuzz demo kube clean
+.PHONY: all build generate verify test test-unit test-e2e bench fuzz demo kube clean
 
 all: build
 
