@@ -231,7 +231,7 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 	if ctx, err = m.withCRDs(ctx); err != nil {
 		return err
 	}
-	other := dir.Reverse().String()
+	other := reverse(dir).String()
 	switch st.mode {
 	case r.src:
 		// Whatever a move in the other direction left here (paused objects of an aborted run, its annotations
@@ -385,3 +385,11 @@ func ignoreNotFound(err error) error {
 
 // toPrivate reports whether dir is translate.ToPrivate (a Direction holds a map: compare by name).
 func toPrivate(dir translate.Direction) bool { return dir.String() == translate.ToPrivate.String() }
+
+// reverse returns the opposite direction.
+func reverse(dir translate.Direction) translate.Direction {
+	if toPrivate(dir) {
+		return translate.ToUpstream
+	}
+	return translate.ToPrivate
+}

@@ -99,7 +99,7 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 		return err
 	}
 	// The copies are the sources of the reverse direction.
-	snap, err := m.snapshot(ctx, namespace, dir.Reverse())
+	snap, err := m.snapshot(ctx, namespace, reverse(dir))
 	if err != nil {
 		return err
 	}

@@ -176,7 +176,7 @@ func (s *snapshot) check(namespace string, retired bool) error {
 	for _, src := range s.sources {
 		if !src.kind.dstServed {
 			return fmt.Errorf("namespace %s: %s: no CRD serves %s: install the %s CRDs first",
-				namespace, src, src.kind.dst.GroupVersion().WithResource(src.kind.dst.Resource), groupSide(s.dir.Reverse()))
+				namespace, src, src.kind.dst.GroupVersion().WithResource(src.kind.dst.Resource), groupSide(reverse(s.dir)))
 		}
 	}
 	return nil
@@ -203,7 +203,7 @@ func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate
 			if crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
 				srcCRDs = append(srcCRDs, crd)
 			}
-		case dir.Reverse().Maps(crd.Spec.Group):
+		case reverse(dir).Maps(crd.Spec.Group):
 			dstCRDs[crd.Name] = crd
 		}
 	}

@@ -242,7 +242,7 @@ func checkNamespace(ctx context.Context, t testing.TB, c clients, ns string, mod
 // object, and every Secret of secrets is still there with its UID.
 func checkMoved(ctx context.Context, t testing.TB, c clients, ns string, before map[string]*unstructured.Unstructured, secrets map[string]types.UID, dir translate.Direction) {
 	t.Helper()
-	after := readShape(ctx, t, c, ns, dir.Reverse())
+	after := readShape(ctx, t, c, ns, reverse(dir))
 	if left := readShape(ctx, t, c, ns, dir); len(left) > 0 {
 		t.Errorf("%d objects left in the source groups: %v", len(left), keys(left))
 	}
@@ -676,4 +676,12 @@ func TestWriteThroughSlowProxyIsCopied(t *testing.T) {
 		t.Errorf("the copy has replicas %d and labels %v after the late write (made: %v)", replicas, md.GetLabels(), wrote)
 	}
 	checkOwners(ctx, t, c, ns, translate.ToPrivate)
+}
+
+// reverse returns the opposite direction.
+func reverse(dir translate.Direction) translate.Direction {
+	if dir.String() == translate.ToPrivate.String() {
+		return translate.ToUpstream
+	}
+	return translate.ToPrivate
 }
