@@ -215,6 +215,7 @@ Commands:
 	})
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(newInstallCRDsCommand())
+	cmd.AddCommand(newMigrateCommand())
 	return cmd
 }
 

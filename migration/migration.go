@@ -1,0 +1,395 @@
+package migration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+)
+
+// Annotations the migration writes. Keys of the Namespace record its progress; keys of objects mark what
+// it copied and paused.
+const (
+	annotationPrefix = "migration.capi.hypershift.openshift.io/"
+	// PhaseAnnotation on the Namespace holds the Phase of the last (or running) move.
+	PhaseAnnotation = annotationPrefix + "phase"
+	// DirectionAnnotation on the Namespace holds the direction of that move: "ToPrivate" (Migrate) or
+	// "ToUpstream" (Rollback), the names of translate.ToPrivate and translate.ToUpstream.
+	DirectionAnnotation = annotationPrefix + "direction"
+	// SourceUIDAnnotation on a copy holds the UID of the object it was copied from. A destination object
+	// without it, or with another UID, is a conflict the migration never overwrites.
+	SourceUIDAnnotation = annotationPrefix + "source-uid"
+	// SourceResourceVersionAnnotation on a copy holds the resourceVersion of the source it was copied from,
+	// which the verification before leaving the held mode compares.
+	SourceResourceVersionAnnotation = annotationPrefix + "source-resource-version"
+	// PausedAnnotation marks an object the migration paused (and unpauses at the end); an object a user
+	// had paused before stays paused.
+	PausedAnnotation = annotationPrefix + "paused"
+	// CAPIPausedAnnotation is Cluster API's pause annotation (sigs.k8s.io/cluster-api/api/core/v1beta2
+	// PausedAnnotation): CAPI's and the providers' controllers skip an object that has it.
+	CAPIPausedAnnotation = "cluster.x-k8s.io/paused"
+)
+
+// Phase is the step a move of a namespace is at (PhaseAnnotation).
+type Phase string
+
+const (
+	// PhaseNone: no move has run in the namespace.
+	PhaseNone Phase = ""
+	// PhasePausing: pausing the source objects; the namespace is served from the source groups.
+	PhasePausing Phase = "Pausing"
+	// PhaseCopying: copying to the destination and re-pointing ownerReferences; writes are held.
+	PhaseCopying Phase = "Copying"
+	// PhaseRetiring: served from the destination, writes held; removing the source objects.
+	PhaseRetiring Phase = "Retiring"
+	// PhaseResuming: served from the destination; unpausing the copies.
+	PhaseResuming Phase = "Resuming"
+	// PhaseComplete: done.
+	PhaseComplete Phase = "Complete"
+)
+
+// Phases lists every Phase but PhaseNone, in order.
+var Phases = []Phase{PhasePausing, PhaseCopying, PhaseRetiring, PhaseResuming, PhaseComplete}
+
+// DefaultGrace is how long the migration waits after each change of the serving label for proxies'
+// informers to follow it.
+const DefaultGrace = 5 * time.Second
+
+// DefaultRetireTimeout is how long the migration waits for the garbage collector to remove the retired
+// sources (the orphan finalizer, which kube-controller-manager's garbage collector handles).
+const DefaultRetireTimeout = 2 * time.Minute
+
+// Options configure a Migrator.
+type Options struct {
+	// Config talks straight to kube-apiserver, not through the proxy, with credentials that may read,
+	// create, update and delete the mapped kinds of both groups, read CRDs, patch Namespaces, and list and
+	// patch every namespaced resource (to re-point ownerReferences).
+	Config *rest.Config
+	// Routes is the route table; nil uses the generated one (zz_generated/routes).
+	Routes *translate.Table
+	// Grace is the wait after each change of the serving label; 0 is DefaultGrace, a negative value does
+	// not wait (tests without proxies).
+	Grace time.Duration
+	// RetireTimeout bounds the wait for the garbage collector to remove retired objects; 0 is
+	// DefaultRetireTimeout.
+	RetireTimeout time.Duration
+	// Progress, if set, is called with every step, one call at a time (steps on several objects run in
+	// parallel; each call returns before the next begins).
+	Progress func(Event)
+	// Metrics, if set, records moves (NewMetrics).
+	Metrics *Metrics
+	// Log receives structured logs; the zero Logger discards them.
+	Log logr.Logger
+}
+
+// Event is one step of a move, for a progress display.
+type Event struct {
+	Namespace string
+	// Direction is "ToPrivate" or "ToUpstream".
+	Direction string
+	Phase     Phase
+	// Step names what is done: "pause", "label", "copy", "status", "repoint", "verify", "retire",
+	// "unpause", "wait".
+	Step string
+	// Object is "<resource>.<group>/<name>" (or "<resource>/<name>" of the core group) of the object the
+	// step acted on, if any.
+	Object string
+	// Done of Total objects of the step (0 of 0 where the step does not count).
+	Done, Total int
+	// Message says what happened, for a log line.
+	Message string
+}
+
+// Migrator moves namespaces. It is safe for concurrent use on different namespaces; two moves of one
+// namespace at once are not supported.
+type Migrator struct {
+	opts      Options
+	table     *translate.Table
+	kube      kubernetes.Interface
+	dynamic   dynamic.Interface
+	metadata  metadata.Interface
+	crds      apiextensionsclient.Interface
+	discovery discovery.DiscoveryInterface
+	log       logr.Logger
+	// emitting serializes emit.
+	emitting sync.Mutex
+}
+
+// New returns a Migrator with the clients of opts.Config.
+func New(opts Options) (*Migrator, error) {
+	if opts.Config == nil {
+		return nil, errors.New("migration: Options.Config is required")
+	}
+	m := &Migrator{opts: opts, table: opts.Routes, log: opts.Log}
+	if m.table == nil {
+		m.table = translate.NewTable(routes.Routes)
+	}
+	if m.opts.Grace == 0 {
+		m.opts.Grace = DefaultGrace
+	}
+	if m.opts.RetireTimeout == 0 {
+		m.opts.RetireTimeout = DefaultRetireTimeout
+	}
+	cfg := rest.CopyConfig(opts.Config)
+	var err error
+	if m.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.metadata, err = metadata.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.discovery, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Migrate moves the namespace's objects from the upstream groups to the private groups, or finishes a
+// migration an earlier run began. The namespace must be labelled serving.Upstream (Adopt) or be in a
+// migration already. It returns nil at PhaseComplete, also if there was nothing to do.
+func (m *Migrator) Migrate(ctx context.Context, namespace string) error {
+	return m.run(ctx, namespace, translate.ToPrivate)
+}
+
+// Rollback moves the namespace's objects from the private groups back to the upstream groups, with the
+// same guarantees as Migrate.
+func (m *Migrator) Rollback(ctx context.Context, namespace string) error {
+	return m.run(ctx, namespace, translate.ToUpstream)
+}
+
+// Adopt labels a namespace that holds CAPI objects in the upstream groups serving.Upstream, so that the
+// proxies serve it from there until it is migrated. A namespace without the label is served from the
+// private groups, so Adopt refuses one that holds objects there; one labelled Upstream already is left
+// alone.
+func (m *Migrator) Adopt(ctx context.Context, namespace string) error {
+	ns, err := m.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if v, ok := ns.Labels[serving.Label]; ok {
+		if serving.Mode(v) == serving.Upstream {
+			return nil
+		}
+		return fmt.Errorf("namespace %s is labelled %s=%s already: only an unlabelled namespace is adopted", namespace, serving.Label, v)
+	}
+	snap, err := m.snapshot(ctx, namespace, translate.ToUpstream)
+	if err != nil {
+		return err
+	}
+	if len(snap.sources) > 0 {
+		return fmt.Errorf("namespace %s holds %d objects in the private groups (%s, ...), from which it is served: it cannot be adopted",
+			namespace, len(snap.sources), snap.sources[0])
+	}
+	return m.setNamespace(ctx, namespace, serving.Upstream, "", PhaseNone)
+}
+
+// roles are the four modes of one direction.
+type roles struct {
+	src, srcHeld, dstHeld, dst serving.Mode
+}
+
+func rolesOf(dir translate.Direction) roles {
+	if toPrivate(dir) {
+		return roles{serving.Upstream, serving.UpstreamHeld, serving.PrivateHeld, serving.Private}
+	}
+	return roles{serving.Private, serving.PrivateHeld, serving.UpstreamHeld, serving.Upstream}
+}
+
+// run moves a namespace in direction dir, resuming from what the cluster records.
+func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Direction) (err error) {
+	start := time.Now()
+	defer func() { m.opts.Metrics.observeRun(dir, start, err) }()
+	r := rolesOf(dir)
+	st, err := m.namespaceState(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	if ctx, err = m.withCRDs(ctx); err != nil {
+		return err
+	}
+	other := reverse(dir).String()
+	switch st.mode {
+	case r.src:
+		// Whatever a move in the other direction left here (paused objects of an aborted run, its annotations
+		// on the objects it was unpausing) is what this move starts from.
+		if err := m.pause(ctx, namespace, dir); err != nil {
+			return err
+		}
+		fallthrough
+	case r.srcHeld:
+		if st.mode == r.srcHeld && st.direction != dir.String() {
+			return fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
+		}
+		if err := m.copyPhase(ctx, namespace, dir); err != nil {
+			return err
+		}
+		fallthrough
+	case r.dstHeld:
+		if st.mode == r.dstHeld && st.direction != dir.String() {
+			return fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
+		}
+		if err := m.retirePhase(ctx, namespace, dir); err != nil {
+			return err
+		}
+		fallthrough
+	case r.dst:
+		if st.mode == r.dst && (st.phase == PhaseNone || st.phase == PhaseComplete) {
+			// Nothing moved: make sure nothing is left on the source side that this run should have moved.
+			if toPrivate(dir) && !st.labelled {
+				snap, err := m.snapshot(ctx, namespace, dir)
+				if err != nil {
+					return err
+				}
+				if len(snap.sources) > 0 {
+					return fmt.Errorf("namespace %s has no %s label but holds %d objects in the upstream groups (%s, ...): adopt it first (migrate adopt) so that proxies serve them from there",
+						namespace, serving.Label, len(snap.sources), snap.sources[0])
+				}
+			}
+			m.opts.Metrics.setPhase(namespace, PhaseComplete)
+			m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseComplete, Message: "nothing to do"})
+			return nil
+		}
+		return m.resumePhase(ctx, namespace, dir)
+	default:
+		return fmt.Errorf("namespace %s: unexpected mode %q", namespace, st.mode)
+	}
+}
+
+// nsState is what the Namespace records.
+type nsState struct {
+	mode      serving.Mode
+	labelled  bool
+	phase     Phase
+	direction string
+}
+
+func (m *Migrator) namespaceState(ctx context.Context, namespace string) (nsState, error) {
+	ns, err := m.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if err != nil {
+		return nsState{}, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	return stateOf(ns)
+}
+
+func stateOf(ns *corev1.Namespace) (nsState, error) {
+	mode, err := serving.ModeOf(ns.Labels)
+	if err != nil {
+		return nsState{}, fmt.Errorf("namespace %s: %w", ns.Name, err)
+	}
+	_, labelled := ns.Labels[serving.Label]
+	return nsState{mode: mode, labelled: labelled, phase: Phase(ns.Annotations[PhaseAnnotation]),
+		direction: ns.Annotations[DirectionAnnotation]}, nil
+}
+
+// setNamespace sets the serving label (unless mode is ""), and the direction and phase annotations (unless
+// direction is ""), in one merge patch.
+func (m *Migrator) setNamespace(ctx context.Context, namespace string, mode serving.Mode, direction string, phase Phase) error {
+	meta := map[string]any{}
+	if mode != "" {
+		meta["labels"] = map[string]any{serving.Label: string(mode)}
+	}
+	if direction != "" {
+		meta["annotations"] = map[string]any{PhaseAnnotation: string(phase), DirectionAnnotation: direction}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": meta})
+	if err != nil {
+		return err
+	}
+	if _, err := m.kube.CoreV1().Namespaces().Patch(ctx, namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("updating namespace %s (%s=%s, phase %s): %w", namespace, serving.Label, mode, phase, err)
+	}
+	if phase != PhaseNone {
+		m.opts.Metrics.setPhase(namespace, phase)
+	}
+	m.emit(Event{Namespace: namespace, Direction: direction, Phase: phase, Step: "label", Message: fmt.Sprintf("namespace %s=%s", serving.Label, mode)})
+	return nil
+}
+
+// relabel sets the serving label and phase, then waits the grace period for proxies to follow.
+func (m *Migrator) relabel(ctx context.Context, namespace string, dir translate.Direction, mode serving.Mode, phase Phase) error {
+	if err := m.setNamespace(ctx, namespace, mode, dir.String(), phase); err != nil {
+		return err
+	}
+	return m.wait(ctx, namespace, dir, phase)
+}
+
+// wait waits the grace period (the phase contract: proxies' informers follow the label within it).
+func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Direction, phase Phase) error {
+	if m.opts.Grace <= 0 {
+		return nil
+	}
+	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s for proxies to follow the label", m.opts.Grace)})
+	t := time.NewTimer(m.opts.Grace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (m *Migrator) emit(e Event) {
+	m.emitting.Lock()
+	defer m.emitting.Unlock()
+	if m.log.GetSink() != nil {
+		kv := []any{"namespace", e.Namespace, "direction", e.Direction, "phase", e.Phase, "step", e.Step}
+		if e.Object != "" {
+			kv = append(kv, "object", e.Object)
+		}
+		if e.Total > 0 {
+			kv = append(kv, "done", e.Done, "total", e.Total)
+		}
+		msg := e.Message
+		if msg == "" {
+			msg = e.Step
+		}
+		m.log.V(1).Info(msg, kv...)
+	}
+	if m.opts.Progress != nil {
+		m.opts.Progress(e)
+	}
+}
+
+// ignoreNotFound returns nil for a NotFound error.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// toPrivate reports whether dir is translate.ToPrivate (a Direction holds a map: compare by name).
+func toPrivate(dir translate.Direction) bool { return dir.String() == translate.ToPrivate.String() }
+
+// reverse returns the opposite direction.
+func reverse(dir translate.Direction) translate.Direction {
+	if toPrivate(dir) {
+		return translate.ToUpstream
+	}
+	return translate.ToPrivate
+}
