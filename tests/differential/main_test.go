@@ -16,9 +16,7 @@ package differential
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
@@ -48,39 +46,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// setup starts the upstream conversion webhook and installs the upstream CRDs pointing at it.
-func setup(ctx context.Context, e *framework.Env) error {
-	// The upstream conversions of the webhook resolve references as CAPI's managers do: from the contract
-	// labels of the referenced kind's upstream CRD (UpstreamCRDsForRoutes puts them there).
-	direct, err := e.AdminClient()
-	if err != nil {
-		return err
-	}
-	for _, set := range routes.APIVersionGetterSetters {
-		set(framework.CAPIAPIVersionGetter(ctx, direct))
-	}
-	scheme, err := framework.NewUpstreamKindsScheme(routes.Routes)
-	if err != nil {
-		return err
-	}
-	if webhook, err = framework.StartConversionWebhook(scheme); err != nil {
-		return err
-	}
-	files, err := framework.MirroredModuleCRDFiles()
-	if err != nil {
-		return err
-	}
-	agent, err := filepath.Glob(filepath.Join("..", "testdata", "agent-crds", "*.yaml"))
-	if err != nil || len(agent) == 0 {
-		return fmt.Errorf("no Agent CRDs in tests/testdata/agent-crds: %v", err)
-	}
-	published, err := framework.ReadCRDs(append(files, agent...)...)
-	if err != nil {
-		return err
-	}
-	crds, err := framework.UpstreamCRDsForRoutes(published, routes.Routes, webhook.URL, webhook.CABundle)
-	if err != nil {
-		return err
-	}
-	return e.InstallCRDObjects(ctx, crds...)
+// setup installs the upstream CRDs with their conversion webhook (framework.Env.InstallUpstreamCRDs).
+func setup(ctx context.Context, e *framework.Env) (err error) {
+	webhook, err = e.InstallUpstreamCRDs(ctx, routes.Routes, routes.APIVersionGetterSetters)
+	return err
 }

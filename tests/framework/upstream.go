@@ -256,3 +256,48 @@ func CAPIAPIVersionGetter(ctx context.Context, c client.Reader) func(schema.Grou
 			gk.Kind, contracts, meta.GetName())
 	}
 }
+
+// InstallUpstreamCRDs installs, as a platform would, the upstream CRDs of every kind routes serve (the
+// published CRDs of every mirrored module and tests/testdata/agent-crds, made by UpstreamCRDsForRoutes),
+// with their conversion webhook served in this process by controller-runtime's handler over the upstream
+// Go types. The upstream conversions resolve references as CAPI's managers do, from the contract labels of
+// the referenced kind's upstream CRD: each of setters (routes.APIVersionGetterSetters) gets that getter.
+// The caller stops the returned webhook after its tests.
+func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route, setters []func(func(schema.GroupKind) (string, error))) (*ConversionWebhook, error) {
+	direct, err := e.AdminClient()
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range setters {
+		set(CAPIAPIVersionGetter(ctx, direct))
+	}
+	scheme, err := NewUpstreamKindsScheme(routes)
+	if err != nil {
+		return nil, err
+	}
+	files, err := MirroredModuleCRDFiles()
+	if err != nil {
+		return nil, err
+	}
+	agent, err := filepath.Glob(filepath.Join(e.Root, "tests", "testdata", "agent-crds", "*.yaml"))
+	if err != nil || len(agent) == 0 {
+		return nil, fmt.Errorf("no Agent CRDs in tests/testdata/agent-crds: %v", err)
+	}
+	published, err := ReadCRDs(append(files, agent...)...)
+	if err != nil {
+		return nil, err
+	}
+	webhook, err := StartConversionWebhook(scheme)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := UpstreamCRDsForRoutes(published, routes, webhook.URL, webhook.CABundle)
+	if err == nil {
+		err = e.InstallCRDObjects(ctx, crds...)
+	}
+	if err != nil {
+		webhook.Stop()
+		return nil, err
+	}
+	return webhook, nil
+}
