@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
-	"sort"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,22 +23,9 @@ import (
 // in files, a directory standing for its *.yaml files (sorted). Documents of other kinds, and fields those
 // kinds do not have, are an error.
 func readWebhookConfigurations(paths ...string) ([]client.Object, error) {
-	var files []string
-	for _, p := range paths {
-		info, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if !info.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		matches, err := filepath.Glob(filepath.Join(p, "*.yaml"))
-		if err != nil {
-			return nil, err
-		}
-		sort.Strings(matches)
-		files = append(files, matches...)
+	files, err := crds.YAMLFiles(paths...)
+	if err != nil {
+		return nil, err
 	}
 	var out []client.Object
 	for _, file := range files {

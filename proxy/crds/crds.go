@@ -31,10 +31,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Read decodes every CustomResourceDefinition in files, a file being one or more YAML documents and a
-// directory standing for its *.yaml files (sorted). Documents of other kinds are an error, as are fields
-// a CRD does not have.
-func Read(paths ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// YAMLFiles expands paths into files: a file stands for itself, a directory for its *.yaml files
+// (sorted) but kustomization.yaml, kustomize's own file, which is no manifest.
+func YAMLFiles(paths ...string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -50,7 +49,22 @@ func Read(paths ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 			return nil, err
 		}
 		sort.Strings(matches)
-		files = append(files, matches...)
+		for _, m := range matches {
+			if filepath.Base(m) != "kustomization.yaml" {
+				files = append(files, m)
+			}
+		}
+	}
+	return files, nil
+}
+
+// Read decodes every CustomResourceDefinition in files, a file being one or more YAML documents and a
+// directory standing for its *.yaml files (sorted). Documents of other kinds are an error, as are fields
+// a CRD does not have.
+func Read(paths ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := YAMLFiles(paths...)
+	if err != nil {
+		return nil, err
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, file := range files {

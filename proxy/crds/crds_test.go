@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,21 @@ func TestValidateAndRead(t *testing.T) {
 	}
 	if _, err := Read(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("read a missing file")
+	}
+}
+
+func TestYAMLFilesSkipsKustomization(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.yaml", "a.yaml", "kustomization.yaml", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := YAMLFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")}; !slices.Equal(files, want) {
+		t.Errorf("YAMLFiles(%s) = %v, want %v", dir, files, want)
 	}
 }
