@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -458,13 +457,5 @@ func waitGone(t *testing.T, c client.Client, list client.ObjectList, ns string) 
 // kubectl runs the kubectl built beside the apiserver against the proxy, as the admin user.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	base := []string{"--server", proxy.URL, "--certificate-authority", proxy.CAFile, "--token", env.AdminToken,
-		"--cache-dir", filepath.Join(t.TempDir(), "cache")}
-	cmd := exec.Command(filepath.Join(env.BinDir, "kubectl"), append(base, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/dev/null")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return kubectlVia(t, proxy, args...)
 }
