@@ -136,8 +136,10 @@ stores them in HyperShift's private groups (cluster.hypershift.openshift.io, ...
 conversion webhook (/convert). Serving certificates and the backend's CA file are reloaded when they change.
 
 Commands:
-  install-crds   Install the private CRDs with their conversion webhook pointed at this proxy
-                 (capi-proxy install-crds --help)`,
+  install-crds   Install the private CRDs with their conversion webhook pointed at this proxy, and the
+                 admission webhook configurations (capi-proxy install-crds --help)
+  migrate        Move hosted-control-plane namespaces between the upstream and the private groups
+                 (capi-proxy migrate --help)`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -156,15 +158,15 @@ Commands:
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8443", "Address to serve on (host:port).")
 	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy. Reloaded when the file changes: new connections get the new certificate, open ones keep theirs.")
 	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
-	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the conversion webhook (/convert), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (/convert stays served on --listen).")
+	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the webhooks (conversion at /convert, admission with --admission-webhook), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (they stay served on --listen).")
 	fs.StringVar(&o.webhookTLSCertFile, "webhook-tls-cert-file", "", "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
 	fs.StringVar(&o.webhookTLSKeyFile, "webhook-tls-private-key-file", "", "PEM private key of --webhook-tls-cert-file.")
 	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
 
 	fs = fss.FlagSet("backend")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. In pass-through mode only its server address and TLS trust are used, never its credentials; in sidecar mode its credentials too. Exclusive with --backend-url.")
-	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443. Exclusive with --kubeconfig.")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. Its server address and TLS trust serve every request; its credentials serve the proxy's own reads (the Namespaces it follows, the CRDs whose contract labels it resolves) and, in sidecar mode, every request too; in pass-through mode clients' requests carry their own. In sidecar mode, without it and --backend-url: the pod's service account. Exclusive with --backend-url.")
+	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443, without credentials: the proxy then reads nothing on its own (needs --follow-namespaces=false, and resolves referenced kinds from the route table only). Exclusive with --kubeconfig.")
 	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty). Reloaded when the file changes, as a kubeconfig's certificate-authority file is.")
 	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
 	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
