@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -23,48 +18,28 @@ import (
 // in files, a directory standing for its *.yaml files (sorted). Documents of other kinds, and fields those
 // kinds do not have, are an error.
 func readWebhookConfigurations(paths ...string) ([]client.Object, error) {
-	files, err := crds.YAMLFiles(paths...)
-	if err != nil {
-		return nil, err
-	}
 	var out []client.Object
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
+	err := crds.Documents(paths, func(file string, doc []byte) error {
+		var tm struct{ APIVersion, Kind string }
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
 		}
-		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := docs.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
-			}
-			if len(bytes.TrimSpace(doc)) == 0 {
-				continue
-			}
-			var tm struct{ APIVersion, Kind string }
-			if err := yaml.Unmarshal(doc, &tm); err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
-			}
-			var obj client.Object
-			switch {
-			case tm.APIVersion == admissionregistrationv1.SchemeGroupVersion.String() && tm.Kind == "MutatingWebhookConfiguration":
-				obj = &admissionregistrationv1.MutatingWebhookConfiguration{}
-			case tm.APIVersion == admissionregistrationv1.SchemeGroupVersion.String() && tm.Kind == "ValidatingWebhookConfiguration":
-				obj = &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			default:
-				return nil, fmt.Errorf("%s: a %s %s, not an admissionregistration.k8s.io/v1 webhook configuration", file, tm.APIVersion, tm.Kind)
-			}
-			if err := yaml.UnmarshalStrict(doc, obj); err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
-			}
-			out = append(out, obj)
+		var obj client.Object
+		switch {
+		case tm.APIVersion == admissionregistrationv1.SchemeGroupVersion.String() && tm.Kind == "MutatingWebhookConfiguration":
+			obj = &admissionregistrationv1.MutatingWebhookConfiguration{}
+		case tm.APIVersion == admissionregistrationv1.SchemeGroupVersion.String() && tm.Kind == "ValidatingWebhookConfiguration":
+			obj = &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		default:
+			return fmt.Errorf("%s: a %s %s, not an admissionregistration.k8s.io/v1 webhook configuration", file, tm.APIVersion, tm.Kind)
 		}
-	}
-	return out, nil
+		if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		out = append(out, obj)
+		return nil
+	})
+	return out, err
 }
 
 // pointWebhooks points every webhook of a webhook configuration at the proxy, w: the host of w.URL (its

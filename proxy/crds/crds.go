@@ -62,15 +62,32 @@ func YAMLFiles(paths ...string) ([]string, error) {
 // directory standing for its *.yaml files (sorted). Documents of other kinds are an error, as are fields
 // a CRD does not have.
 func Read(paths ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	err := Documents(paths, func(file string, doc []byte) error {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if crd.GroupVersionKind() != apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition") {
+			return fmt.Errorf("%s: a %s, not a CustomResourceDefinition", file, crd.GroupVersionKind())
+		}
+		out = append(out, crd)
+		return nil
+	})
+	return out, err
+}
+
+// Documents calls fn with every non-empty YAML document of the files paths stand for (YAMLFiles), in
+// order, and stops at the first error.
+func Documents(paths []string, fn func(file string, doc []byte) error) error {
 	files, err := YAMLFiles(paths...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		for {
@@ -79,22 +96,17 @@ func Read(paths ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 				break
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
+				return fmt.Errorf("%s: %w", file, err)
 			}
 			if len(bytes.TrimSpace(doc)) == 0 {
 				continue
 			}
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := yaml.UnmarshalStrict(doc, crd); err != nil {
-				return nil, fmt.Errorf("%s: %w", file, err)
+			if err := fn(file, doc); err != nil {
+				return err
 			}
-			if crd.GroupVersionKind() != apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition") {
-				return nil, fmt.Errorf("%s: a %s, not a CustomResourceDefinition", file, crd.GroupVersionKind())
-			}
-			out = append(out, crd)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Webhook is where the apiserver reaches the proxy's conversion webhook: exactly one of URL and Service,
