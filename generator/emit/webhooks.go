@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -80,30 +81,26 @@ func (e *Emitter) Webhooks(sources []upstream.WebhookSource, module func(path st
 				if err := yaml.UnmarshalStrict(doc, in); err != nil {
 					return fmt.Errorf("webhooks %s: %s: %w", src.Name, where, err)
 				}
-				c := &admissionregistrationv1.MutatingWebhookConfiguration{TypeMeta: in.TypeMeta}
-				c.Name = WebhookConfigurationPrefix + src.Name + "-mutating"
-				for _, w := range in.Webhooks {
-					if privateWebhook(src.Name, &w.Name, &w.ClientConfig, &w.Rules, served, &err) {
-						c.Webhooks = append(c.Webhooks, w)
-					}
-				}
-				if len(c.Webhooks) > 0 {
-					obj = c
+				var kept []admissionregistrationv1.MutatingWebhook
+				kept, err = privateWebhooks(src.Name, in.Webhooks, served, func(w *admissionregistrationv1.MutatingWebhook) webhookParts {
+					return webhookParts{&w.Name, &w.ClientConfig, &w.Rules}
+				})
+				if len(kept) > 0 {
+					obj = &admissionregistrationv1.MutatingWebhookConfiguration{TypeMeta: in.TypeMeta,
+						ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationPrefix + src.Name + "-mutating"}, Webhooks: kept}
 				}
 			case "ValidatingWebhookConfiguration":
 				in := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 				if err := yaml.UnmarshalStrict(doc, in); err != nil {
 					return fmt.Errorf("webhooks %s: %s: %w", src.Name, where, err)
 				}
-				c := &admissionregistrationv1.ValidatingWebhookConfiguration{TypeMeta: in.TypeMeta}
-				c.Name = WebhookConfigurationPrefix + src.Name + "-validating"
-				for _, w := range in.Webhooks {
-					if privateWebhook(src.Name, &w.Name, &w.ClientConfig, &w.Rules, served, &err) {
-						c.Webhooks = append(c.Webhooks, w)
-					}
-				}
-				if len(c.Webhooks) > 0 {
-					obj = c
+				var kept []admissionregistrationv1.ValidatingWebhook
+				kept, err = privateWebhooks(src.Name, in.Webhooks, served, func(w *admissionregistrationv1.ValidatingWebhook) webhookParts {
+					return webhookParts{&w.Name, &w.ClientConfig, &w.Rules}
+				})
+				if len(kept) > 0 {
+					obj = &admissionregistrationv1.ValidatingWebhookConfiguration{TypeMeta: in.TypeMeta,
+						ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationPrefix + src.Name + "-validating"}, Webhooks: kept}
 				}
 			default:
 				return fmt.Errorf("webhooks %s: %s holds a %q, want webhook configurations", src.Name, where, tm.Kind)
@@ -137,17 +134,37 @@ func (e *Emitter) Webhooks(sources []upstream.WebhookSource, module func(path st
 	return nil
 }
 
-// privateWebhook rewrites one webhook (its name, client configuration and rules, shared by the mutating
-// and validating types) for the private groups, and tells whether any rule is left. A problem is stored
-// in *err.
-func privateWebhook(source string, name *string, cc *admissionregistrationv1.WebhookClientConfig,
-	rules *[]admissionregistrationv1.RuleWithOperations, served sets.Set[string], err *error) bool {
-	if *err != nil {
-		return false
+// webhookParts are the fields of a webhook the private groups change, shared by the mutating and
+// validating types.
+type webhookParts struct {
+	name  *string
+	cc    *admissionregistrationv1.WebhookClientConfig
+	rules *[]admissionregistrationv1.RuleWithOperations
+}
+
+// privateWebhooks rewrites each of webhooks for the private groups (privateWebhook) and returns those
+// with a rule left, in order.
+func privateWebhooks[W any](source string, webhooks []W, served sets.Set[string], parts func(*W) webhookParts) ([]W, error) {
+	var out []W
+	for i := range webhooks {
+		p := parts(&webhooks[i])
+		keep, err := privateWebhook(source, p.name, p.cc, p.rules, served)
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			out = append(out, webhooks[i])
+		}
 	}
+	return out, nil
+}
+
+// privateWebhook rewrites one webhook (its name, client configuration and rules) for the private groups,
+// and tells whether any rule is left. A webhook without a service path is an error.
+func privateWebhook(source string, name *string, cc *admissionregistrationv1.WebhookClientConfig,
+	rules *[]admissionregistrationv1.RuleWithOperations, served sets.Set[string]) (bool, error) {
 	if cc.Service == nil || cc.Service.Path == nil {
-		*err = fmt.Errorf("webhook %s has no service path", *name)
-		return false
+		return false, fmt.Errorf("webhook %s has no service path", *name)
 	}
 	var kept []admissionregistrationv1.RuleWithOperations
 	for _, r := range *rules {
@@ -177,14 +194,14 @@ func privateWebhook(source string, name *string, cc *admissionregistrationv1.Web
 		kept = append(kept, r)
 	}
 	if len(kept) == 0 {
-		return false
+		return false, nil
 	}
 	*rules = kept
 	*name = privateName(*name)
 	path := upstream.AdmissionPathPrefix + source + *cc.Service.Path
 	*cc = admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
 		Namespace: ConversionServiceNamespace, Name: ConversionServiceName, Path: &path}}
-	return true
+	return true, nil
 }
 
 // privateName maps the upstream group a webhook's name ends with to its private twin (the longest one
