@@ -447,7 +447,15 @@ func TestConflictsAndUnknownKindsChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			_ = crds.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+			ctx := context.Background()
+			_ = crds.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, crd.Name, metav1.DeleteOptions{})
+			// Gone from discovery too, or the next run discovers widgets and fails listing them.
+			if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, err := c.kube.Discovery().ServerResourcesForGroupVersion("infrastructure.cluster.x-k8s.io/v1")
+				return apierrors.IsNotFound(err), nil
+			}); err != nil {
+				t.Errorf("the Widget CRD stays in discovery: %v", err)
+			}
 		})
 		widgets := schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1", Resource: "widgets"}
 		ns := newNamespace(ctx, t, c, "unknown")
