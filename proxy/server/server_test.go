@@ -830,11 +830,27 @@ func TestConnectSubresourcesUntouched(t *testing.T) {
 	}
 }
 
-// TestPrivateAPIVersionRefused: through the proxy the private groups do not exist, so an object whose
-// apiVersion names one is refused as kube-apiserver refuses an object of another group than its path's,
-// in every encoding, before the backend (whose path is the private group) could take it.
-func TestPrivateAPIVersionRefused(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+// TestPrivateAPIVersionUnserved: through the proxy the private groups do not exist, so an object whose
+// apiVersion names one goes to the backend (whose path is the private group) in a group it cannot serve
+// (translate.ToUnserved), in every encoding, for the backend to refuse it as kube-apiserver refuses an
+// object of another group than its path's; its message names the group the client sent.
+func TestPrivateAPIVersionUnserved(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		var obj struct {
+			APIVersion string `json:"apiVersion"`
+		}
+		if err := json.Unmarshal(data, &obj); err != nil {
+			t.Errorf("the backend got %s %s with %q: %v", r.Method, r.URL, data, err)
+		}
+		if obj.APIVersion != "cluster.hypershift.openshift.io.invalid/v1beta2" {
+			t.Errorf("the backend got %s %s with apiVersion %q", r.Method, r.URL, obj.APIVersion)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		msg, _ := json.Marshal(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (cluster.hypershift.openshift.io/v1beta2)", obj.APIVersion))
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%s,"reason":"BadRequest","code":400}`, msg)
+	})
 	p := newProxy(t, b.URL)
 	const want = "the API version in the data (cluster.hypershift.openshift.io/v1beta2) does not match the expected API version (cluster.x-k8s.io/v1beta2)"
 	for _, tc := range []struct{ method, path, contentType, body string }{

@@ -20,9 +20,6 @@ var knownProxyDefects = map[string]string{
 	"cluster.x-k8s.io/v1beta2/machinesets/list":                           "the stored objects differ after writes that differed",
 	"infrastructure.cluster.x-k8s.io/v1beta2/vspheremachines/list":        "the stored objects differ after writes that differed",
 	"*/*/*/list-accept-*":                                                 "Accept: application/vnd.kubernetes.protobuf alone: the apiserver writes its 406 Status in protobuf, the proxy in JSON",
-	"cluster.x-k8s.io/v1beta1/clusters/no-kind":                           "the decoding error quotes the body as the proxy rewrote it, with the private group",
-	"cluster.x-k8s.io/v1beta2/clusters/no-kind":                           "the decoding error quotes the body as the proxy rewrote it, with the private group",
-	"*/*/*/private-group":                                                 "the proxy rejects a body naming the private group itself: its 400 lacks the X-Kubernetes-Pf-* headers the apiserver sets and adds X-Content-Type-Options",
 }
 
 // TestDifferential runs every scripted request directly and through the proxy and compares the answers,
