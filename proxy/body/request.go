@@ -198,7 +198,8 @@ func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any)
 // jsonPatch), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
 // Content-Type, as ObjectToPrivate does: the body as it is when nothing needed translating or it cannot be
 // parsed, else its translation (a YAML apply patch as JSON, which is YAML too; CBOR stays CBOR).
-// The error is an API status: 422 for a JSON patch the proxy must refuse.
+// A JSON patch that copies or moves a value between fields that name groups differently is ErrObjectNeeded
+// (see ResolveJSONPatch).
 func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var (
@@ -212,10 +213,12 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 			out, err = Paths(translate.ToPrivate, out, n)
 		}
 	case JSONPatch:
-		out, err = jsonPatch(translate.ToPrivate, n, data)
-		var refused apierrors.APIStatus
-		if errors.As(err, &refused) {
-			return nil, "", err
+		var cross []crossOp
+		if out, cross, err = jsonPatchOps(translate.ToPrivate, n, data); err == nil && len(cross) > 0 {
+			return nil, "", ErrObjectNeeded
+		}
+		if err == nil {
+			out, err = markJSONPatchUnserved(out)
 		}
 	case ApplyPatchYAML:
 		var j []byte

@@ -2,9 +2,11 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httputil"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -152,7 +154,15 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		outType string
 	)
 	if req.Verb == "patch" {
-		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, "", ""))
+		paths := s.requestPaths(req, "", "")
+		out, outType, err = body.PatchToPrivate(contentType, data, paths)
+		if errors.Is(err, body.ErrObjectNeeded) {
+			out, outType = nil, contentType
+			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, req)); err != nil {
+				// Unreachable: PatchToPrivate parsed the patch.
+				err = apierrors.NewBadRequest(err.Error())
+			}
+		}
 	} else {
 		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) (*translate.Node, error) {
 			return s.requestPaths(req, apiVersion, kind), nil
@@ -167,6 +177,17 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 	}
 	body.SetRequest(r, outType, out)
 	return nil
+}
+
+// patchedObject reads, on behalf of the client, the object a patch applies to as the backend holds it (in
+// JSON, at the request's path in the private group), for body.ResolveJSONPatch; nil where the backend
+// does not answer it (the object is missing, the client may not read it).
+func (s *server) patchedObject(r *http.Request, req classify.Request) []byte {
+	resp, data, err := s.backendGet(r, req.BackendPath, body.JSON, "")
+	if err != nil || resp.StatusCode != http.StatusOK || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		return nil
+	}
+	return data
 }
 
 // sentBody is a request body the proxy changed before forwarding it: as the client sent it and as the
