@@ -23,6 +23,28 @@ var (
 	ToUpstream = newDirection("ToUpstream", true)
 )
 
+// ToUnserved maps each private group to a group no apiserver serves: its name in the domain ".invalid",
+// which RFC 2606 reserves for names that can never resolve ("cluster.hypershift.openshift.io" ->
+// "cluster.hypershift.openshift.io.invalid"). The proxy sends it where a client names a private group in
+// the apiVersion of the object it writes: through the proxy the private groups do not exist, so that the
+// backend must refuse the object as it refuses one of any group it does not serve there, and not take it
+// as one of its private kinds. The names it maps to are UnservedGroup's.
+var ToUnserved = newUnserved()
+
+// unservedSuffix makes a private group's UnservedGroup.
+const unservedSuffix = ".invalid"
+
+// UnservedGroup returns the group ToUnserved maps a private group to.
+func UnservedGroup(private string) string { return private + unservedSuffix }
+
+func newUnserved() Direction {
+	d := Direction{name: "ToUnserved", groups: make(map[string]string, len(upstream.Groups))}
+	for _, g := range upstream.Groups {
+		d.groups[g.Private] = UnservedGroup(g.Private)
+	}
+	return d
+}
+
 func newDirection(name string, reverse bool) Direction {
 	d := Direction{name: name, groups: make(map[string]string, len(upstream.Groups))}
 	for _, g := range upstream.Groups {

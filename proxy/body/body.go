@@ -286,21 +286,46 @@ type jsonPatchOperation struct {
 // need no translation as long as the value they carry lands where it is stored in the same terms: a copy
 // or move whose "from" and "path" lie on sub-trees of different shapes (translate.SameShape: a string
 // copied from an annotation into ownerReferences/0/apiVersion, say) would store a value in the other
-// group's terms, and is refused with 422 Unprocessable Entity. An operation without a path is left as it
-// is (the apiserver refuses it). A body that is not a JSON array of objects is an error.
+// group's terms, and is refused with 422 Unprocessable Entity (PatchToPrivate resolves it against the
+// object instead, see ResolveJSONPatch). An operation without a path is left as it is (the apiserver
+// refuses it). A body that is not a JSON array of objects is an error.
 func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, error) {
+	out, cross, err := jsonPatchOps(d, n, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(cross) > 0 {
+		c := cross[0]
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "",
+			fmt.Sprintf("JSON patch operation %d: %s from %q to %q moves a value between fields that name API groups differently; the proxy cannot translate it, use add or replace with the value", c.index, c.op, c.from, c.path), 0, false)
+	}
+	return out, nil
+}
+
+// crossOp is a copy or move of a JSON patch between fields that name groups differently
+// (translate.SameShape), with the trees at its from and path.
+type crossOp struct {
+	index              int
+	op, from, path     string
+	fromNode, pathNode *translate.Node
+}
+
+// jsonPatchOps translates a JSON patch as jsonPatch describes, and returns the copies and moves between
+// fields that name groups differently, which it leaves as they are, in the order of the patch.
+func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte) ([]byte, []crossOp, error) {
 	var ops []json.RawMessage
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
-		return nil, fmt.Errorf("decoding JSON patch: %w", err)
+		return nil, nil, fmt.Errorf("decoding JSON patch: %w", err)
 	}
 	nodes := make([]*translate.Node, len(ops))
 	// pointers holds, by operation, its "path" and "from" where tokens addressing map keys that hold a
 	// group change ("/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota).
 	pointers := map[int]map[string]string{}
+	var cross []crossOp
 	for i, raw := range ops {
 		var op jsonPatchOperation
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
-			return nil, fmt.Errorf("decoding JSON patch operation %d: %w", i, err)
+			return nil, nil, fmt.Errorf("decoding JSON patch operation %d: %w", i, err)
 		}
 		var path, from *translate.Node
 		for key, pointer := range map[string]*string{"path": op.Path, "from": op.From} {
@@ -321,22 +346,31 @@ func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, e
 			}
 		}
 		if (op.Op == "copy" || op.Op == "move") && op.From != nil && !translate.SameShape(from, path) {
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "",
-				fmt.Sprintf("JSON patch operation %d: %s from %q to %q moves a value between fields that name API groups differently; the proxy cannot translate it, use add or replace with the value", i, op.Op, *op.From, *op.Path), 0, false)
+			c := crossOp{index: i, op: op.Op, from: *op.From, fromNode: from, pathNode: path}
+			if op.Path != nil {
+				c.path = *op.Path
+			}
+			if p, ok := pointers[i]["path"]; ok {
+				c.path = p
+			}
+			if f, ok := pointers[i]["from"]; ok {
+				c.from = f
+			}
+			cross = append(cross, c)
 		}
 		if path != nil {
 			nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": path}}
 		}
 	}
 	if !groupnames.Mentions(d, data) {
-		return data, nil
+		return data, cross, nil
 	}
 	out, err := d.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
 	if err != nil || len(pointers) == 0 {
-		return out, err
+		return out, cross, err
 	}
 	// Rare (a patch of a quota's keys): rewrite the members of the operations whose pointers change.
-	return jsonx.Elements(out, func(i int, op json.RawMessage) (json.RawMessage, error) {
+	out, err = jsonx.Elements(out, func(i int, op json.RawMessage) (json.RawMessage, error) {
 		if pointers[i] == nil {
 			return op, nil
 		}
@@ -347,6 +381,7 @@ func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, e
 			return raw, nil
 		})
 	})
+	return out, cross, err
 }
 
 // Paths translates a JSON document along the trees ns (applied one after the other) in direction d,

@@ -2,6 +2,7 @@ package body
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,10 @@ import (
 	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -96,7 +99,8 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, 
 		return data, contentType, nil
 	}
 	upstreamNames := groupnames.Mentions(translate.ToPrivate, j)
-	if !upstreamNames && !groupnames.Mentions(translate.ToUpstream, j) {
+	privateNames := groupnames.Mentions(translate.ToUpstream, j)
+	if !upstreamNames && !privateNames {
 		// Names no group, upstream or private: nothing to translate, nor to refuse (pathsOf judges the
 		// apiVersion, which can then name neither), without reading the body.
 		return data, contentType, nil
@@ -108,14 +112,39 @@ func ObjectToPrivate(contentType string, data []byte, pathsOf PathsOf) ([]byte, 
 	if err != nil {
 		return nil, "", err
 	}
-	if !upstreamNames {
-		return data, contentType, nil
+	out := j
+	if privateNames {
+		if out, err = translate.ToUnserved.RewriteValid(apiVersionPaths, out); err != nil {
+			return data, contentType, nil
+		}
 	}
-	out, err := translate.ToPrivate.RewriteValid(paths, j)
-	if err != nil || bytes.Equal(out, j) {
+	if upstreamNames {
+		if out, err = translate.ToPrivate.RewriteValid(paths, out); err != nil {
+			return data, contentType, nil
+		}
+	}
+	if bytes.Equal(out, j) {
 		return data, contentType, nil
 	}
 	return out, JSON, nil
+}
+
+// apiVersionPaths is the tree of an object's own apiVersion. Where it names a private group, the proxy
+// sends translate.ToUnserved's group instead: through the proxy the private groups do not exist, and the
+// backend, which serves them, must answer such an object as kube-apiserver answers one of a group it does
+// not serve (a create or update of a custom resource: 400 "the API version in the data (...) does not
+// match the expected API version (...)"; of a built-in kind: 400 "no kind ... is registered for version
+// ..."). Quotes puts the client's group back into the backend's message. Elsewhere in a body a private
+// group is data, which the backend stores as the client sent it.
+var apiVersionPaths = translate.Paths("apiVersion=apiVersion")
+
+// markUnserved rewrites a JSON document's own apiVersion where it names a private group (apiVersionPaths);
+// a document that names none is returned as it is. Malformed JSON is an error.
+func markUnserved(data []byte) ([]byte, error) {
+	if !groupnames.Mentions(translate.ToUpstream, data) {
+		return data, nil
+	}
+	return translate.ToUnserved.Rewrite(apiVersionPaths, data)
 }
 
 // typeMeta returns a JSON object's apiVersion and kind as kube-apiserver decodes them (keys matched
@@ -154,6 +183,7 @@ func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any)
 	if err != nil {
 		return nil, "", err
 	}
+	translate.ToUnserved.JSON(apiVersionPaths, object)
 	translate.ToPrivate.JSON(paths, object)
 	out, err := cbordirect.Marshal(object)
 	if err != nil || bytes.Equal(out, before) {
@@ -168,7 +198,8 @@ func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any)
 // jsonPatch), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
 // Content-Type, as ObjectToPrivate does: the body as it is when nothing needed translating or it cannot be
 // parsed, else its translation (a YAML apply patch as JSON, which is YAML too; CBOR stays CBOR).
-// The error is an API status: 422 for a JSON patch the proxy must refuse.
+// A JSON patch that copies or moves a value between fields that name groups differently is ErrObjectNeeded
+// (see ResolveJSONPatch).
 func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var (
@@ -178,17 +209,24 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 	)
 	switch mediaType {
 	case MergePatch, StrategicMergePatch:
-		out, err = Paths(translate.ToPrivate, data, n)
+		if out, err = markUnserved(data); err == nil {
+			out, err = Paths(translate.ToPrivate, out, n)
+		}
 	case JSONPatch:
-		out, err = jsonPatch(translate.ToPrivate, n, data)
-		var refused apierrors.APIStatus
-		if errors.As(err, &refused) {
-			return nil, "", err
+		var cross []crossOp
+		if out, cross, err = jsonPatchOps(translate.ToPrivate, n, data); err == nil && len(cross) > 0 {
+			return nil, "", ErrObjectNeeded
+		}
+		if err == nil {
+			out, err = markJSONPatchUnserved(out)
 		}
 	case ApplyPatchYAML:
 		var j []byte
 		if j, err = yaml.YAMLToJSON(data); err == nil {
-			if out, err = Paths(translate.ToPrivate, j, n); err == nil && bytes.Equal(out, j) {
+			if out, err = markUnserved(j); err == nil {
+				out, err = Paths(translate.ToPrivate, out, n)
+			}
+			if err == nil && bytes.Equal(out, j) {
 				out = data
 			} else {
 				outType = ApplyPatchYAML // the JSON form of the YAML
@@ -210,4 +248,76 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 func untranslatable(mediaType string, err error) error {
 	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
 		fmt.Sprintf("the %s body names a Cluster API group and cannot be translated: %v", mediaType, err), 0, false)
+}
+
+// Quotes pairs the texts of a request body that kube-apiserver quotes in its errors as the proxy sent them
+// (sent, of Content-Type sentType) with the same texts as the client sent them (client, clientType), for
+// status.TranslateQuoting, so that the client reads its own body where the backend quotes the one it got:
+//
+//   - the whole body, as the JSON the apiserver decoded (YAML converted to JSON as it converts it), which
+//     decoding errors quote ("Object 'Kind' is missing in '<body>'", runtime.NewMissingKindErr);
+//   - the summary of the body that the handlers of create and update add to a decoding error ("the object
+//     provided is unrecognized (must be of type Cluster): ... (<summary>)", summary);
+//   - each group of translate.ToUnserved in the body as sent, with the private group the client named.
+//
+// Pairs whose texts are equal are left out; nil when the proxy forwarded the body as it came.
+func Quotes(clientType string, client []byte, sentType string, sent []byte) []status.Quote {
+	if bytes.Equal(client, sent) {
+		return nil
+	}
+	var quotes []status.Quote
+	add := func(sent, client string) {
+		if sent != "" && sent != client {
+			quotes = append(quotes, status.Quote{Sent: sent, Client: client})
+		}
+	}
+	if s, ok := decodedJSON(sentType, sent); ok {
+		if c, ok := decodedJSON(clientType, client); ok {
+			add(string(s), string(c))
+		}
+	}
+	add(summary(sent), summary(client))
+	for _, g := range upstream.Groups {
+		unserved := translate.UnservedGroup(g.Private)
+		if bytes.Contains(sent, []byte(unserved)) && !bytes.Contains(client, []byte(unserved)) {
+			add(unserved, g.Private)
+		}
+	}
+	return quotes
+}
+
+// decodedJSON returns the JSON kube-apiserver decodes a body of Content-Type contentType as: JSON bodies
+// (objects and patches) as they are, YAML (and YAML apply patches) converted with sigs.k8s.io/yaml, as the
+// apiserver's YAML serializer converts it; false for other media types and YAML that does not convert.
+func decodedJSON(contentType string, data []byte) ([]byte, bool) {
+	mediaType, _ := negotiate.MediaType(contentType)
+	switch mediaType {
+	case "", JSON, MergePatch, JSONPatch, StrategicMergePatch:
+		return data, true
+	case YAML, ApplyPatchYAML:
+		j, err := yaml.YAMLToJSON(data)
+		return j, err == nil
+	}
+	return nil, false
+}
+
+// summaryLength is how much of a body kube-apiserver's summary holds.
+const summaryLength = 30
+
+// summary is kube-apiserver's summary of a request body in a decoding error of a create or update
+// (summarizeData in k8s.io/apiserver/pkg/endpoints/handlers/rest.go, called with summaryLength): a body
+// that starts with '{' as text, any other in hex, cut after summaryLength bytes with " ...".
+func summary(data []byte) string {
+	cut := ""
+	if len(data) > summaryLength {
+		data, cut = data[:summaryLength], " ..."
+	}
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		return string(data) + cut
+	default:
+		return hex.EncodeToString(data) + cut
+	}
 }

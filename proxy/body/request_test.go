@@ -2,13 +2,16 @@ package body
 
 import (
 	"bytes"
-	"net/http"
+	"encoding/hex"
+	"errors"
+	"reflect"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -51,6 +54,12 @@ func TestObjectToPrivate(t *testing.T) {
 			`{ "kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","spec":{"enabled":false,"n":0,"s":"","x":null,"o":{},` +
 				`"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`, "application/json"},
 		{"no Content-Type is JSON", "", owner, metadataOnly, ownerPrivate, "application/json"},
+		{"a private group as the object's apiVersion is unserved, elsewhere data", "application/json",
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"},{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`, pathsOf,
+			`{"apiVersion":"cluster.hypershift.openshift.io.invalid/v1beta2","kind":"Machine","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"},{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`, "application/json"},
+		{"a private group as a YAML object's apiVersion", "application/yaml",
+			"apiVersion: cluster.hypershift.openshift.io/v1beta2\nkind: Machine\n", pathsOf,
+			`{"apiVersion":"cluster.hypershift.openshift.io.invalid/v1beta2","kind":"Machine"}`, "application/json"},
 		{"escaped group", "application/json",
 			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x\u002dk8s.io/v1beta2"}]}}`, metadataOnly,
 			`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`, "application/json"},
@@ -111,8 +120,11 @@ func TestObjectToPrivate(t *testing.T) {
 // metadataOnly is the pathsOf of any object without a route.
 func metadataOnly(_, _ string) (*translate.Node, error) { return objectPaths, nil }
 
+// objectNeeded marks a case of TestPatchToPrivate that must be resolved against the object.
+const objectNeeded = -1
+
 // TestPatchToPrivate: patches are read as the apiserver reads them, keys exactly, and a JSON patch that
-// would store a value in the other group's terms is refused.
+// would store a value in the other group's terms needs the object (ResolveJSONPatch).
 func TestPatchToPrivate(t *testing.T) {
 	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
 	for _, tc := range []struct {
@@ -138,25 +150,32 @@ func TestPatchToPrivate(t *testing.T) {
 			`[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/bootstrap/configRef"},{"op":"move","from":"/metadata/ownerReferences/1","path":"/metadata/ownerReferences/0"}]`,
 			`[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/bootstrap/configRef"},{"op":"move","from":"/metadata/ownerReferences/1","path":"/metadata/ownerReferences/0"}]`, JSONPatch, 0},
 		{"JSON patch copy into an apiVersion", JSONPatch,
-			`[{"op":"copy","from":"/metadata/annotations/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "", "", http.StatusUnprocessableEntity},
+			`[{"op":"copy","from":"/metadata/annotations/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "", "", objectNeeded},
 		{"JSON patch move out of an apiGroup", JSONPatch,
-			`[{"op":"move","from":"/spec/infrastructureRef/apiGroup","path":"/spec/x"}]`, "", "", http.StatusUnprocessableEntity},
+			`[{"op":"move","from":"/spec/infrastructureRef/apiGroup","path":"/spec/x"}]`, "", "", objectNeeded},
 		{"JSON patch copy with an escaped from", JSONPatch,
-			`[{"op":"copy","from":"\/metadata\/annotations\/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "", "", http.StatusUnprocessableEntity},
+			`[{"op":"copy","from":"\/metadata\/annotations\/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "", "", objectNeeded},
 		{"JSON patch malformed is forwarded", JSONPatch, `[{"op":"add"`, `[{"op":"add"`, JSONPatch, 0},
 		{"apply patch YAML", ApplyPatchYAML, "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\n",
 			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"}`, ApplyPatchYAML, 0},
 		{"apply patch CBOR", ApplyPatchCBOR, cborOf(t, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine"}`),
 			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"}`, ApplyPatchCBOR, 0},
+		{"merge patch of the apiVersion to a private group", MergePatch, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`,
+			`{"apiVersion":"cluster.hypershift.openshift.io.invalid/v1beta2","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`, MergePatch, 0},
+		{"JSON patch of the apiVersion to a private group", JSONPatch,
+			`[{"op":"test","path":"/apiVersion","value":"cluster.hypershift.openshift.io/v1beta2"},{"op":"replace","path":"/metadata/ownerReferences/0/apiVersion","value":"cluster.hypershift.openshift.io/v1beta2"}]`,
+			`[{"op":"test","path":"/apiVersion","value":"cluster.hypershift.openshift.io.invalid/v1beta2"},{"op":"replace","path":"/metadata/ownerReferences/0/apiVersion","value":"cluster.hypershift.openshift.io/v1beta2"}]`, JSONPatch, 0},
+		{"apply patch YAML in a private group", ApplyPatchYAML, "apiVersion: cluster.hypershift.openshift.io/v1beta2\nkind: Machine\n",
+			`{"apiVersion":"cluster.hypershift.openshift.io.invalid/v1beta2","kind":"Machine"}`, ApplyPatchYAML, 0},
 		{"apply patch CBOR naming no group", ApplyPatchCBOR, cborOf(t, `{"kind":"Machine"}`),
 			cborOf(t, `{"kind":"Machine"}`), ApplyPatchCBOR, 0},
 		{"no Content-Type is forwarded", "", `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, outType, err := PatchToPrivate(tc.contentType, []byte(tc.in), route.Paths)
-			if tc.code != 0 {
-				if s, ok := err.(apierrors.APIStatus); !ok || int(s.Status().Code) != tc.code {
-					t.Fatalf("err %v, want code %d", err, tc.code)
+			if tc.code == objectNeeded {
+				if !errors.Is(err, ErrObjectNeeded) {
+					t.Fatalf("err %v, want ErrObjectNeeded", err)
 				}
 				return
 			}
@@ -179,5 +198,36 @@ func TestPatchToPrivate(t *testing.T) {
 				t.Errorf("Content-Type %q, want %q", outType, tc.wantType)
 			}
 		})
+	}
+}
+
+// TestQuotes: the texts of a body that kube-apiserver quotes in its errors, as sent and as the client sent
+// them.
+func TestQuotes(t *testing.T) {
+	client := `{"apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"name":"a-long-enough-name"}}`
+	sent := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"a-long-enough-name"}}`
+	got := Quotes(JSON, []byte(client), JSON, []byte(sent))
+	want := []status.Quote{
+		{Sent: sent, Client: client},
+		{Sent: `{"apiVersion":"cluster.hypersh ...`, Client: `{"apiVersion":"cluster.x-k8s.i ...`},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON: got %q, want %q", got, want)
+	}
+
+	yamlClient := "apiVersion: cluster.hypershift.openshift.io/v1beta2\n"
+	sent = `{"apiVersion":"cluster.hypershift.openshift.io.invalid/v1beta2"}`
+	got = Quotes(YAML, []byte(yamlClient), JSON, []byte(sent))
+	want = []status.Quote{
+		{Sent: sent, Client: `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}`},
+		{Sent: `{"apiVersion":"cluster.hypersh ...`, Client: hex.EncodeToString([]byte(yamlClient[:30])) + " ..."},
+		{Sent: "cluster.hypershift.openshift.io.invalid", Client: "cluster.hypershift.openshift.io"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("YAML: got %q, want %q", got, want)
+	}
+
+	if got := Quotes(JSON, []byte(client), JSON, []byte(client)); got != nil {
+		t.Errorf("a body forwarded as it came: %q", got)
 	}
 }

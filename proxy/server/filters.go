@@ -38,6 +38,9 @@ type exchange struct {
 	// untranslatedRequest is set for a request of a built-in kind in a namespace served from the upstream
 	// groups: its query and body go to the backend as they are (cutover.go).
 	untranslatedRequest bool
+	// sent is the request body as the client sent it and as the proxy forwarded it, where it changed it
+	// (translateRequest).
+	sent *sentBody
 	// endWatch, when set, ends a watch with 410 Expired once it is closed (cutover.go).
 	endWatch <-chan struct{}
 }

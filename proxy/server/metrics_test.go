@@ -52,8 +52,8 @@ func TestMetrics(t *testing.T) {
 	do(t, "GET", p.URL+upstreamMachines+"/m1/status", "", nil)
 	do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", nil)
 	do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/"+"a-name-that-must-not-become-a-label", "", nil)
-	do(t, "PATCH", p.URL+upstreamMachines+"/m1", `[{"op":"copy","from":"/metadata/annotations/a","path":"/metadata/ownerReferences/0/apiVersion"}]`,
-		http.Header{"Content-Type": {"application/json-patch+json"}})
+	// A body naming a group in a form the proxy cannot decode: a translation error of the request.
+	do(t, "POST", p.URL+upstreamMachines, "k8s\x00cluster.x-k8s.io/v1beta2", http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf"}})
 	do(t, "GET", p.URL+upstreamMachines+"/broken", "", nil)
 
 	get := metricstest.With(machines, "verb", "get")
@@ -66,10 +66,10 @@ func TestMetrics(t *testing.T) {
 		{"capi_proxy_requests_total", metricstest.With(metricstest.With(get, "subresource", "status"), "code", "200"), 1},
 		{"capi_proxy_requests_total", map[string]string{"class": "Unrouted", "verb": "get", "group": "", "resource": "", "subresource": "", "code": "404"}, 1},
 		{"capi_proxy_requests_total", map[string]string{"class": "Other", "verb": "get", "group": "", "resource": "", "subresource": "", "code": "200"}, 1},
-		{"capi_proxy_requests_total", metricstest.With(metricstest.With(machines, "verb", "patch"), "code", "422"), 1},
+		{"capi_proxy_requests_total", metricstest.With(metricstest.With(machines, "verb", "create"), "code", "415"), 1},
 		{"capi_proxy_requests_total", metricstest.With(get, "code", "500"), 1},
 		{"capi_proxy_request_duration_seconds", get, 2},
-		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "request", "reason": "Invalid"}, 1},
+		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "request", "reason": "UnsupportedMediaType"}, 1},
 		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "response", "reason": "InternalError"}, 1},
 		{"capi_proxy_translation_duration_seconds", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "response"}, 3},
 	} {

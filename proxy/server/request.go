@@ -1,7 +1,8 @@
 package server
 
 import (
-	"fmt"
+	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httputil"
 
@@ -9,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
@@ -46,7 +46,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 			status.Write(w, err)
 			return
 		}
-		if err := s.translateRequest(r, req); err != nil {
+		if err := s.translateRequest(r, ex); err != nil {
 			s.translationFailed(ex, metrics.Request, err)
 			status.Write(w, err)
 			return
@@ -127,8 +127,10 @@ func (s *server) serveDiscovery(w http.ResponseWriter, r *http.Request, ex *exch
 // translateRequest translates the body of a create, update or patch in place, along the group-carrying
 // paths of what it holds (requestPaths), every other byte kept: see body.ObjectToPrivate and
 // body.PatchToPrivate for the media types. A body that cannot be parsed is forwarded as it is, so that the
-// client gets the apiserver's own error. The error is an API status.
-func (s *server) translateRequest(r *http.Request, req classify.Request) error {
+// client gets the apiserver's own error. A body the proxy changed is kept in ex (sentBody), so that the
+// backend's errors quoting it quote the client's. The error is an API status.
+func (s *server) translateRequest(r *http.Request, ex *exchange) error {
+	req := ex.req
 	if !req.IsResource || r.Body == nil || r.Body == http.NoBody {
 		return nil
 	}
@@ -152,12 +154,17 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 		outType string
 	)
 	if req.Verb == "patch" {
-		out, outType, err = body.PatchToPrivate(contentType, data, s.requestPaths(req, "", ""))
+		paths := s.requestPaths(req, "", "")
+		out, outType, err = body.PatchToPrivate(contentType, data, paths)
+		if errors.Is(err, body.ErrObjectNeeded) {
+			out, outType = nil, contentType
+			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, req)); err != nil {
+				// Unreachable: PatchToPrivate parsed the patch.
+				err = apierrors.NewBadRequest(err.Error())
+			}
+		}
 	} else {
 		out, outType, err = body.ObjectToPrivate(contentType, data, func(apiVersion, kind string) (*translate.Node, error) {
-			if err := privateAPIVersion(req, apiVersion); err != nil {
-				return nil, err
-			}
 			return s.requestPaths(req, apiVersion, kind), nil
 		})
 	}
@@ -165,27 +172,49 @@ func (s *server) translateRequest(r *http.Request, req classify.Request) error {
 	if err != nil {
 		return err
 	}
+	if !bytes.Equal(out, data) {
+		ex.sent = &sentBody{clientType: contentType, client: data, sentType: outType, sent: out}
+	}
 	body.SetRequest(r, outType, out)
 	return nil
 }
 
-// privateAPIVersion refuses the object of a create or update of a mapped kind whose apiVersion names a
-// private group, as kube-apiserver refuses an object of another group than its path's (through the proxy
-// the private groups do not exist, and the path the proxy sends is in the private group, where the
-// backend would take it).
-func privateAPIVersion(req classify.Request, apiVersion string) error {
-	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
+// patchedObject reads, on behalf of the client, the object a patch applies to as the backend holds it (in
+// JSON, at the request's path in the private group), for body.ResolveJSONPatch; nil where the backend
+// does not answer it (the object is missing, the client may not read it).
+func (s *server) patchedObject(r *http.Request, req classify.Request) []byte {
+	resp, data, err := s.backendGet(r, req.BackendPath, body.JSON, "")
+	if err != nil || resp.StatusCode != http.StatusOK || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return nil
+	return data
+}
+
+// sentBody is a request body the proxy changed before forwarding it: as the client sent it and as the
+// backend got it, each with its Content-Type.
+type sentBody struct {
+	clientType, sentType string
+	client, sent         []byte
+}
+
+// errorStatus returns the translation of the backend's error Status for the request of ex: where the
+// request's body was changed (ex.sent), a message quoting the body as the backend got it quotes the
+// client's instead (body.Quotes, status.TranslateQuoting); else, or for a body that is no Status, upstream.
+func errorStatus(ex *exchange, upstream func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+	sent := ex.sent
+	if sent == nil {
+		return upstream
 	}
-	if _, private := upstream.UpstreamGroup(gv.Group); !private {
-		return nil
+	return func(data []byte) ([]byte, error) {
+		if translate.Valid(data) != nil {
+			return upstream(data)
+		}
+		tm := translate.TopLevelStrings(data, "apiVersion", "kind")
+		if tm[0] != "v1" || tm[1] != "Status" {
+			return upstream(data)
+		}
+		return status.TranslateQuoting(translate.ToUpstream, data, body.Quotes(sent.clientType, sent.client, sent.sentType, sent.sent))
 	}
-	return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
-		apiVersion, schema.GroupVersion{Group: req.Group, Version: req.Version}))
 }
 
 // bufferBody reads a request body (of at most the proxy's limit) before the request is forwarded. Over

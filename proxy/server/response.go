@@ -254,8 +254,8 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	req := ex.req
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
-		// An error: a Status.
-		return replaceBody(resp, statusUpstream)
+		// An error: a Status, which may quote the request's body (errorStatus).
+		return replaceBody(resp, s.timed(req, errorStatus(ex, s.bodies.Upstream)))
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil

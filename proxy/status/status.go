@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,32 +27,90 @@ import (
 // message and details.causes[].message are replaced. Every other member is kept as it is, in its order.
 // It fails if data is not a JSON object; it does not check that data really is a Status.
 func Translate(d translate.Direction, data []byte) ([]byte, error) {
-	if !groupnames.Mentions(d, data) {
+	return TranslateQuoting(d, data, nil)
+}
+
+// Quote pairs a text of a request body as the proxy sent it to the backend (Sent) with the same text as
+// the client sent it (Client).
+type Quote struct {
+	Sent, Client string
+}
+
+// TranslateQuoting is Translate for the Status answering a request whose body the proxy rewrote: where a
+// message quotes the body as the backend got it (the Sent text of one of quotes, e.g. in kube-apiserver's
+// "Object 'Kind' is missing in '<body>'"), the client's own text is put in its place as it is, and only the
+// rest of the message is translated. Quotes are found leftmost, and longest first where several start at
+// the same place.
+func TranslateQuoting(d translate.Direction, data []byte, quotes []Quote) ([]byte, error) {
+	if len(quotes) == 0 && !groupnames.Mentions(d, data) {
 		return data, nil
+	}
+	// changed says whether any text changed: else the Status is returned as it came, its spacing too (a
+	// Status the apiserver pretty-prints).
+	changed := false
+	tr := func(s string) string {
+		t := replaceQuoting(d, s, quotes)
+		changed = changed || t != s
+		return t
+	}
+	group := func(s string) string {
+		t := d.Group(s)
+		changed = changed || t != s
+		return t
 	}
 	out, err := jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		switch key {
 		case "message":
-			return text(d, raw)
+			return mapString(raw, tr)
 		case "details":
-			return details(d, raw)
+			return details(raw, group, tr)
 		}
 		return raw, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("decoding Status: %w", err)
 	}
+	if !changed {
+		return data, nil
+	}
 	return out, nil
 }
 
-func details(d translate.Direction, raw json.RawMessage) (json.RawMessage, error) {
+// replaceQuoting replaces the group names of direction d in s (groupnames.Replace), but for the quotes'
+// Sent texts, each of which is replaced by its Client text.
+func replaceQuoting(d translate.Direction, s string, quotes []Quote) string {
+	var b strings.Builder
+	for {
+		at, q := -1, Quote{}
+		for _, c := range quotes {
+			if c.Sent == "" {
+				continue
+			}
+			if i := strings.Index(s, c.Sent); i >= 0 && (at < 0 || i < at || i == at && len(c.Sent) > len(q.Sent)) {
+				at, q = i, c
+			}
+		}
+		if at < 0 {
+			if b.Len() == 0 {
+				return groupnames.Replace(d, s)
+			}
+			b.WriteString(groupnames.Replace(d, s))
+			return b.String()
+		}
+		b.WriteString(groupnames.Replace(d, s[:at]))
+		b.WriteString(q.Client)
+		s = s[at+len(q.Sent):]
+	}
+}
+
+func details(raw json.RawMessage, group, tr func(string) string) (json.RawMessage, error) {
 	if !isObject(raw) {
 		return raw, nil
 	}
 	return jsonx.Members(raw, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		switch key {
 		case "group":
-			return mapString(raw, d.Group)
+			return mapString(raw, group)
 		case "causes":
 			if !isArray(raw) {
 				return raw, nil
@@ -62,7 +121,7 @@ func details(d translate.Direction, raw json.RawMessage) (json.RawMessage, error
 				}
 				return jsonx.Members(cause, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 					if key == "message" {
-						return text(d, raw)
+						return mapString(raw, tr)
 					}
 					return raw, nil
 				})
@@ -70,11 +129,6 @@ func details(d translate.Direction, raw json.RawMessage) (json.RawMessage, error
 		}
 		return raw, nil
 	})
-}
-
-// text replaces the group names in a JSON string (free text); any other JSON value is kept.
-func text(d translate.Direction, raw json.RawMessage) (json.RawMessage, error) {
-	return mapString(raw, func(s string) string { return groupnames.Replace(d, s) })
 }
 
 // mapString applies fn to a JSON string, returning raw itself where nothing changes or raw is no string.

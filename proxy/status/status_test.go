@@ -108,3 +108,27 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslateQuoting: a message quoting the request body as the proxy sent it quotes the client's, as
+// the client sent it, and the rest of the message is translated.
+func TestTranslateQuoting(t *testing.T) {
+	sent := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}`
+	client := `{"apiVersion":"cluster.x-k8s.io/v1beta2","note":"cluster.hypershift.openshift.io"}`
+	msg := "clusters.cluster.hypershift.openshift.io: Object 'Kind' is missing in '" + sent + "' (" + sent[:10] + " ...)"
+	in, _ := json.Marshal(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Message: msg,
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Message: sent}}}})
+	out, err := TranslateQuoting(translate.ToUpstream, in, []Quote{{Sent: sent[:10] + " ...", Client: "SUMMARY"}, {Sent: sent, Client: client}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got metav1.Status
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "clusters.cluster.x-k8s.io: Object 'Kind' is missing in '" + client + "' (SUMMARY)"; got.Message != want {
+		t.Errorf("message = %q, want %q", got.Message, want)
+	}
+	if got.Details.Causes[0].Message != client {
+		t.Errorf("cause message = %q, want %q", got.Details.Causes[0].Message, client)
+	}
+}

@@ -186,23 +186,28 @@ func ownedByPrivateCluster(t *testing.T, stored map[string]any) {
 	}
 }
 
-// TestWritesTheProxyRefuses: a JSON patch that would carry a value between fields that name groups
-// differently cannot be translated, and is refused without reaching the backend.
-func TestWritesTheProxyRefuses(t *testing.T) {
+// TestJSONPatchCopyBetweenShapes: a JSON patch that carries a value between fields that name groups
+// differently (text copied into an ownerReference's apiVersion) is resolved against the object: the value
+// is stored in the terms of the field it lands in, the private group, and read back through the proxy as
+// the client wrote it.
+func TestJSONPatchCopyBetweenShapes(t *testing.T) {
 	c, _ := clients(t)
 	ns := namespace(t, c)
 	rp, rd := viaProxy(t), direct(t)
 	rp.mustDo(t, http.StatusCreated, "POST", "/api/v1/namespaces/"+ns+"/configmaps",
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"cluster.x-k8s.io/v1beta2"}}`,
 		"Content-Type: application/json")
-	resp, data := rp.do(t, "PATCH", "/api/v1/namespaces/"+ns+"/configmaps/c",
+	patched := jsonObject(t, rp.mustDo(t, http.StatusOK, "PATCH", "/api/v1/namespaces/"+ns+"/configmaps/c",
 		`[{"op":"add","path":"/metadata/ownerReferences","value":[{"apiVersion":"v1","kind":"Secret","name":"s","uid":"u"}]},`+
-			`{"op":"copy","from":"/data/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "Content-Type: application/json-patch+json")
-	if resp.StatusCode != http.StatusUnprocessableEntity {
-		t.Fatalf("copy into an apiVersion: %d %s", resp.StatusCode, data)
+			`{"op":"copy","from":"/data/a","path":"/metadata/ownerReferences/0/apiVersion"}]`, "Content-Type: application/json-patch+json"))
+	if v := field(patched, "metadata.ownerReferences.0.apiVersion"); v != "cluster.x-k8s.io/v1beta2" {
+		t.Errorf("through the proxy, ownerReferences[0].apiVersion is %v", v)
 	}
 	stored := jsonObject(t, rd.mustDo(t, http.StatusOK, "GET", "/api/v1/namespaces/"+ns+"/configmaps/c", ""))
-	if v := field(stored, "metadata.ownerReferences"); v != nil {
-		t.Errorf("ownerReferences are now %v", v)
+	if v := field(stored, "metadata.ownerReferences.0.apiVersion"); v != privateCore+"/v1beta2" {
+		t.Errorf("ownerReferences[0].apiVersion stored as %v", v)
+	}
+	if v := field(stored, "data.a"); v != "cluster.x-k8s.io/v1beta2" {
+		t.Errorf("data.a stored as %v", v)
 	}
 }

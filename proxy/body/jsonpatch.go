@@ -1,0 +1,290 @@
+package body
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// ErrObjectNeeded is PatchToPrivate's error for a JSON patch that copies or moves a value between fields
+// that name groups differently: the value must be translated from the terms of one field to those of the
+// other, so the patch can only be translated against the object it applies to (ResolveJSONPatch).
+var ErrObjectNeeded = errors.New("the JSON patch copies or moves a value between fields that name API groups differently")
+
+// maxJSONPatchOperations is kube-apiserver's bound on the operations of one JSON patch (k8s.io/apiserver's
+// endpoints/handlers/patch.go); beyond it the apiserver answers 413.
+const maxJSONPatchOperations = 10000
+
+// ResolveJSONPatch translates a JSON patch to the private groups as PatchToPrivate does, resolving each
+// copy or move between fields that name groups differently (a copy of a whole spec, with its references,
+// into a field of no group; a move of an apiVersion into an annotation) against current: the object the
+// patch applies to, in JSON as the backend holds it (the private groups), or nil where it could not be
+// read. The operations run as kube-apiserver runs them (gopkg.in/evanphx/json-patch.v4, the apiserver's
+// library), one for one, so that an error names the same operation:
+//
+//   - such a copy becomes an add, to its path, of the value its from holds at that point of the patch,
+//     translated from the terms of its from to those of its path;
+//   - such a move becomes a replace of the deepest location above both its from and its path, with what
+//     the move leaves there, the value translated so;
+//   - an operation that would fail there (its from's parent missing, a path under its own from), or any where
+//     current is nil (the object is missing: the apiserver answers 404 before it applies anything) or an
+//     earlier operation fails, becomes a test that always fails, so that the apiserver refuses the patch
+//     with the 422 it gives every failing operation, and nothing is stored;
+//   - where anything was resolved, a test of metadata.resourceVersion is appended, so that the patch
+//     applies only to the object it was resolved against: on a concurrent change the apiserver answers
+//     422 (or, for a move whose only common location is the whole object, which the replace sets to the
+//     object it read, 409 Conflict), and stores nothing.
+//
+// Members of the operations other than op, path, from and value are kept, so that the apiserver's
+// strict decoding names the same unknown and duplicate fields. The error means the patch could not be
+// parsed.
+func ResolveJSONPatch(data []byte, n *translate.Node, current []byte) ([]byte, error) {
+	out, cross, err := jsonPatchOps(translate.ToPrivate, n, data)
+	if err == nil {
+		out, err = markJSONPatchUnserved(out)
+	}
+	if err != nil || len(cross) == 0 {
+		return out, err
+	}
+	var ops []json.RawMessage
+	if err := json.Unmarshal(out, &ops); err != nil {
+		return nil, fmt.Errorf("decoding JSON patch: %w", err)
+	}
+	failing := current == nil
+	resolved := false
+	for _, c := range cross {
+		i := c.index
+		var replacement json.RawMessage
+		if !failing {
+			replacement, err = resolve(current, ops[:i], ops[i], c)
+			resolved = resolved || err == nil
+		}
+		if failing || err != nil {
+			// The patch fails at this operation, or before it: nothing after it runs.
+			failing = true
+			if replacement, err = withMembers(ops[i], failingTest); err != nil {
+				return nil, err
+			}
+		}
+		ops[i] = replacement
+	}
+	if resolved && !failing && len(ops) < maxJSONPatchOperations {
+		if final, err := apply(current, ops); err == nil {
+			if rv, ok := valueAt(final, "/metadata/resourceVersion"); ok {
+				ops = append(ops, json.RawMessage(`{"op":"test","path":"/metadata/resourceVersion","value":`+string(rv)+`}`))
+			}
+		}
+	}
+	return json.Marshal(ops)
+}
+
+// failingTest is an operation that fails on every object: the whole document is never null.
+var failingTest = map[string]any{"op": "test", "path": "", "value": nil}
+
+// errFails says an operation fails where it stands in the patch.
+var errFails = errors.New("the operation fails")
+
+// resolve returns the operation op (a copy or move between fields that name groups differently, c) as it
+// must reach the backend, given the object current and the operations before it, or errFails where the
+// apiserver would fail at or before it.
+func resolve(current []byte, before []json.RawMessage, op json.RawMessage, c crossOp) (json.RawMessage, error) {
+	doc, err := apply(current, before)
+	if err != nil {
+		return nil, errFails
+	}
+	if _, err := apply(doc, []json.RawMessage{op}); err != nil {
+		return nil, errFails
+	}
+	value, ok := valueAt(doc, c.from)
+	if !ok {
+		return nil, errFails
+	}
+	if value, err = translate.ToUpstream.Rewrite(c.fromNode, value); err != nil {
+		return nil, errFails
+	}
+	if value, err = translate.ToPrivate.Rewrite(c.pathNode, value); err != nil {
+		return nil, errFails
+	}
+	var replacement json.RawMessage
+	if c.op == "copy" {
+		replacement, err = withMembers(op, map[string]any{"op": "add", "value": value})
+	} else {
+		// move: remove from, then add at path (what the library does), in one replace of the deepest
+		// location above both, so that the patch keeps one operation for each of the client's.
+		moved, err := apply(doc, []json.RawMessage{
+			mustOp(map[string]any{"op": "remove", "path": c.from}),
+			mustOp(map[string]any{"op": "add", "path": c.path, "value": value}),
+		})
+		if err != nil {
+			return nil, errFails
+		}
+		above := commonAncestor(c.from, c.path)
+		v, ok := valueAt(moved, above)
+		if !ok {
+			return nil, errFails
+		}
+		replacement, err = withMembers(op, map[string]any{"op": "replace", "path": above, "value": v})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := apply(doc, []json.RawMessage{replacement}); err != nil {
+		return nil, errFails
+	}
+	return replacement, nil
+}
+
+// apply applies JSON patch operations to doc with the apiserver's JSON patch library. A panic of the
+// library is an error.
+func apply(doc []byte, ops []json.RawMessage) (out []byte, err error) {
+	if len(ops) == 0 {
+		return doc, nil
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("applying the JSON patch: %v", r)
+		}
+	}()
+	return p.Apply(doc)
+}
+
+// scratch is the member valueAt copies a value into: no object has it.
+const scratch = "\x00hypershift-capi-proxy"
+
+// valueAt returns the JSON value at pointer in doc, as the JSON patch library finds it (negative array
+// indices count from the end, "01" is 1), its bytes as they are in doc; false where there is none.
+func valueAt(doc []byte, pointer string) ([]byte, bool) {
+	if pointer == "" {
+		return doc, true
+	}
+	out, err := apply(doc, []json.RawMessage{mustOp(map[string]any{"op": "copy", "from": pointer, "path": "/" + scratch})})
+	if err != nil {
+		return nil, false
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(out, &members); err != nil {
+		return nil, false
+	}
+	v, ok := members[scratch]
+	return v, ok
+}
+
+// commonAncestor returns the deepest JSON pointer above (or at) both a and b.
+func commonAncestor(a, b string) string {
+	ta, tb := strings.Split(a, "/"), strings.Split(b, "/")
+	n := 0
+	for n < len(ta) && n < len(tb) && ta[n] == tb[n] {
+		n++
+	}
+	if n == len(ta) || n == len(tb) {
+		// One is at or above the other: the parent of the shorter, so that the replace has a place.
+		n--
+	}
+	if n <= 1 {
+		return ""
+	}
+	return strings.Join(ta[:n], "/")
+}
+
+// withMembers returns the operation op with the values of set in place of its members of the same names
+// (duplicates included), and the members of set it lacks added at its end. Its other members, "from"
+// among them (add, replace and test ignore it), are kept, so that the apiserver's strict decoding of the
+// patch names the same unknown and duplicate fields.
+func withMembers(op json.RawMessage, set map[string]any) (json.RawMessage, error) {
+	seen := map[string]bool{}
+	out, err := jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		v, ok := set[key]
+		if !ok {
+			return raw, nil
+		}
+		seen[key] = true
+		return encodeMember(v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range []string{"op", "path", "value"} {
+		v, ok := set[key]
+		if !ok || seen[key] {
+			continue
+		}
+		raw, err := encodeMember(v)
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(key)
+		out = append(bytes.TrimSuffix(out, []byte("}")), []byte(",")...)
+		if bytes.Equal(out, []byte("{,")) {
+			out = []byte("{")
+		}
+		out = append(append(append(out, k...), ':'), raw...)
+		out = append(out, '}')
+	}
+	return out, nil
+}
+
+// encodeMember encodes a member's value: JSON bytes as they are, anything else with encoding/json.
+func encodeMember(v any) (json.RawMessage, error) {
+	if b, ok := v.([]byte); ok {
+		return b, nil
+	}
+	return json.Marshal(v)
+}
+
+// mustOp encodes an operation the proxy builds.
+func mustOp(op map[string]any) json.RawMessage {
+	for k, v := range op {
+		if b, ok := v.([]byte); ok {
+			op[k] = json.RawMessage(b)
+		}
+	}
+	b, err := json.Marshal(op)
+	if err != nil {
+		panic(err) // strings and JSON values always encode
+	}
+	return b
+}
+
+// markJSONPatchUnserved rewrites the values that JSON patch operations write to, or test at, an object's
+// own apiVersion ("/apiVersion") where they name a private group, as markUnserved does for objects; a
+// patch that names no private group is returned as it is. Malformed JSON is an error.
+func markJSONPatchUnserved(data []byte) ([]byte, error) {
+	if !groupnames.Mentions(translate.ToUpstream, data) {
+		return data, nil
+	}
+	var ops []json.RawMessage
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
+		return nil, err
+	}
+	nodes := make([]*translate.Node, len(ops))
+	for i, raw := range ops {
+		var op jsonPatchOperation
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
+			return nil, err
+		}
+		if op.Path != nil && *op.Path == "/apiVersion" {
+			nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": apiVersionPaths.Fields["apiVersion"]}}
+		}
+	}
+	return translate.ToUnserved.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
+}
