@@ -113,3 +113,22 @@ func TestProtobufAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestProtobufUnroutedStatus: what no route serves in a mapped group gets the backend's own error, whose
+// Status the proxy translates in protobuf too.
+func TestProtobufUnroutedStatus(t *testing.T) {
+	notFound := func(g string) *metav1.Status {
+		s := apierrors.NewNotFound(schema.GroupResource{Group: g, Resource: "widgets"}, "w").ErrStatus
+		return &s
+	}
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", protobufType)
+		w.WriteHeader(http.StatusNotFound)
+		w.Write(pbEncode(t, notFound("cluster.hypershift.openshift.io")))
+	})
+	p := newProxy(t, b.URL)
+	resp, data := do(t, http.MethodGet, p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", http.Header{"Accept": {protobufType}})
+	if want := pbEncode(t, notFound("cluster.x-k8s.io")); resp.StatusCode != http.StatusNotFound || !bytes.Equal(data, want) {
+		t.Errorf("%d %q, want %q", resp.StatusCode, data, want)
+	}
+}

@@ -82,13 +82,18 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 			return nil
 		}
 		status.Warnings(translate.ToUpstream, resp.Header["Warning"])
-		if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		translateStatus := s.bodies.Upstream
+		switch contentType := resp.Header.Get("Content-Type"); {
+		case negotiate.IsProtobuf(contentType):
+			// The client's Accept is forwarded as it is: the Status may be protobuf.
+			translateStatus = s.bodies.ProtobufUpstreamOf(schema.GroupResource{})
+		case !negotiate.IsJSON(contentType):
 			return nil
 		}
 		if err := gunzip(resp); err != nil {
 			return err
 		}
-		return replaceBody(resp, s.bodies.Upstream)
+		return replaceBody(resp, translateStatus)
 	})
 	s.proxy.ServeHTTP(w, r)
 }
