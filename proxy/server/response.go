@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -287,7 +288,13 @@ func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.
 	}
 	object := s.bodies.ProtobufUpstreamOf(gr)
 	if req.Watch && resp.StatusCode < http.StatusMultipleChoices {
-		s.protobufWatchBody(ex, resp, s.timed(req, s.sharedWatch.Object("protobuf "+gr.String(), object)))
+		shared := s.timed(req, s.sharedWatch.Object("protobuf "+gr.String(), object))
+		s.protobufWatchBody(ex, resp, func(obj []byte) ([]byte, error) {
+			if !groupnames.Mentions(translate.ToUpstream, obj) {
+				return obj, nil // the frame is passed on as it is, and nothing is held for it
+			}
+			return shared(obj)
+		})
 		return nil
 	}
 	return replaceBody(resp, s.timed(req, object))
