@@ -83,9 +83,11 @@ type protoMessage interface {
 //
 // An object in which no private group name occurs (a byte search, groupnames.Mentions: protobuf strings
 // are their bytes) is returned as it is, without being decoded. Else it is decoded into its Go type (of
-// protobufScheme), encoded as JSON, translated as Upstream translates it (along the group paths of its
-// kind, a Status's details and message, ...), and, if that changed anything, decoded from the
-// translation and encoded again in protobuf, as kube-apiserver encodes it: the protobuf form of Kubernetes
+// protobufScheme) and translated as Upstream translates it, then, if that changed anything, encoded again
+// in protobuf, as kube-apiserver encodes it: an object whose only group-carrying paths are its metadata
+// (a Secret, a ConfigMap, a PartialObjectMetadata) with the typed twin of those paths
+// (translate.Direction.ObjectMeta); any other (a Role's rules, a Status's details and message, ...)
+// encoded as JSON, translated along the paths of its kind, and decoded from the translation: the protobuf form of Kubernetes
 // types keeps nothing JSON does not (metav1.Time is whole seconds in both, MicroTime microseconds), so
 // the bytes are those kube-apiserver would have sent with the upstream values. A list is translated item
 // by item, in its protobuf form: the items that name no private group keep their bytes undecoded.
@@ -173,6 +175,9 @@ func (t *Translator) protobufMessage(raw []byte, gvk schema.GroupVersionKind, ob
 	if err := msg.Unmarshal(raw); err != nil {
 		return nil, err
 	}
+	if t.onlyObjectMeta(gvk) {
+		return objectMetaUpstream(raw, obj)
+	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	j, err := json.Marshal(obj)
 	if err != nil {
@@ -239,6 +244,9 @@ func (t *Translator) protobufItem(raw []byte, item reflect.Type, paths *translat
 	if err := obj.(protoMessage).Unmarshal(raw); err != nil {
 		return nil, err
 	}
+	if paths == objectPaths {
+		return objectMetaUpstream(raw, obj)
+	}
 	j, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -257,4 +265,40 @@ func fromJSON(j []byte, obj any) ([]byte, error) {
 		return nil, err
 	}
 	return obj.(protoMessage).Marshal()
+}
+
+// onlyObjectMeta reports whether the group-carrying paths of a kind of protobufScheme are objectPaths
+// (apiVersion and metadata) alone, as Upstream chooses them: not a Status (whose message is translated),
+// a Table, a list, a kind with a route or one of builtinKinds. The apiVersion of a kind of protobufScheme
+// names no private group.
+func (t *Translator) onlyObjectMeta(gvk schema.GroupVersionKind) bool {
+	if gvk.Kind == "Status" || gvk.Kind == "Table" || strings.HasSuffix(gvk.Kind, "List") {
+		return false
+	}
+	if _, ok := builtinByKind[gvk.GroupKind()]; ok {
+		return false
+	}
+	_, routed := t.table.ByPrivateKind(gvk)
+	return !routed
+}
+
+// objectMetaUpstream translates the metadata of a decoded object (of the message raw) in place, with the
+// typed translation the JSON paths of "metadata=objectMeta" agree with (translate.Direction.ObjectMeta,
+// proven equal by tests/roundtrip), and returns its encoding again: nil when nothing changed (or it has
+// no metadata).
+func objectMetaUpstream(raw []byte, obj any) ([]byte, error) {
+	accessor, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil, nil
+	}
+	meta, ok := accessor.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return nil, nil
+	}
+	translate.ToUpstream.ObjectMeta(meta, meta)
+	out, err := obj.(protoMessage).Marshal()
+	if err != nil || bytes.Equal(out, raw) {
+		return nil, err
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package body
 import (
 	"bytes"
 	"net/http"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +34,10 @@ func encodeProtobuf(t testing.TB, obj runtime.Object) []byte {
 }
 
 func ownedConfigMap(name, apiVersion string) *corev1.ConfigMap {
+	group, _, _ := strings.Cut(apiVersion, "/")
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"cluster.x-k8s.io/cluster-name": "c"},
+			Annotations:     map[string]string{"cluster.x-k8s.io/cloned-from-groupkind": "MachineTemplate." + group},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: "Machine", Name: "m", UID: "u"}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
 				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}}}},
