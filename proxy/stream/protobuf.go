@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -63,40 +64,62 @@ func (r *ProtobufWatchReader) Read(p []byte) (int, error) {
 // the frame that could not be translated.
 func (r *ProtobufWatchReader) Err() error { return r.err }
 
+// next reads and translates the next frame into pending (nothing for a dropped event: Read then reads
+// the next), or ends the stream: pending then holds the ERROR event, if any, and err why it ended.
 func (r *ProtobufWatchReader) next() {
-	for {
-		if _, err := io.ReadFull(r.src, r.header[:]); err != nil {
-			r.ended = true
-			if !errors.Is(err, io.EOF) {
-				r.err = err
-			}
-			return
+	if _, err := io.ReadFull(r.src, r.header[:]); err != nil {
+		r.ended = true
+		if !errors.Is(err, io.EOF) {
+			r.err = err
 		}
-		size := binary.BigEndian.Uint32(r.header[:])
-		if size > maxProtobufFrame {
-			r.fail(fmt.Errorf("watch event: a frame of %d bytes", size))
-			return
-		}
-		frame := make([]byte, 4+size)
-		copy(frame, r.header[:])
-		if _, err := io.ReadFull(r.src, frame[4:]); err != nil {
-			r.ended, r.err = true, err
-			return
-		}
-		out, err := ProtobufEvent(frame[4:], r.object)
-		if err != nil {
-			r.fail(fmt.Errorf("watch event: %w", err))
-			return
-		}
-		if out == nil {
-			continue // dropped
-		}
-		if unchanged := len(out) == int(size) && (size == 0 || &out[0] == &frame[4]); !unchanged {
-			frame = protobufFrame(out)
-		}
-		r.pending = frame
 		return
 	}
+	size := binary.BigEndian.Uint32(r.header[:])
+	if size > maxProtobufFrame {
+		r.fail(fmt.Errorf("watch event: a frame of %d bytes", size))
+		return
+	}
+	frame, err := readFrame(r.src, r.header, size)
+	if err != nil {
+		r.ended, r.err = true, err
+		return
+	}
+	out, err := ProtobufEvent(frame[4:], r.object)
+	switch {
+	case err != nil:
+		r.fail(fmt.Errorf("watch event: %w", err))
+	case out == nil: // dropped
+	case len(out) == int(size) && (size == 0 || &out[0] == &frame[4]):
+		r.pending = frame // as the backend sent it
+	default:
+		r.pending = protobufFrame(out)
+	}
+}
+
+// eagerFrame is the largest frame read into a buffer of its stated length at once; a longer one is read
+// as it comes, so that a length the backend does not send is not allocated.
+const eagerFrame = 1 << 20
+
+// readFrame reads the size bytes of a frame after its header, and returns the frame with its header.
+func readFrame(src io.Reader, header [4]byte, size uint32) ([]byte, error) {
+	if size <= eagerFrame {
+		frame := make([]byte, 4+size)
+		copy(frame, header[:])
+		if _, err := io.ReadFull(src, frame[4:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		return frame, nil
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, 4+eagerFrame))
+	buf.Write(header[:])
+	n, err := buf.ReadFrom(io.LimitReader(src, int64(size)))
+	if err == nil && n < int64(size) {
+		err = io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), err
 }
 
 func (r *ProtobufWatchReader) fail(err error) {
