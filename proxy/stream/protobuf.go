@@ -84,7 +84,7 @@ func (r *ProtobufWatchReader) next() {
 		r.ended, r.err = true, err
 		return
 	}
-	out, err := ProtobufEvent(frame[4:], r.object)
+	out, err := protobufEvent(frame[4:], r.object)
 	switch {
 	case err != nil:
 		r.fail(fmt.Errorf("watch event: %w", err))
@@ -124,7 +124,7 @@ func readFrame(src io.Reader, header [4]byte, size uint32) ([]byte, error) {
 
 func (r *ProtobufWatchReader) fail(err error) {
 	r.ended, r.err = true, err
-	r.pending = protobufFrame(ProtobufErrorEvent(err))
+	r.pending = protobufFrame(protobufErrorEvent(err))
 }
 
 func protobufFrame(event []byte) []byte {
@@ -133,10 +133,10 @@ func protobufFrame(event []byte) []byte {
 	return append(frame, event...)
 }
 
-// ProtobufEvent translates one metav1.WatchEvent message (without frame or envelope): the raw object of
+// protobufEvent translates one metav1.WatchEvent message (without frame or envelope): the raw object of
 // its RawExtension with object, every other field as it is. It returns event itself when object returns
 // the object as it is, nil when object drops it, and an error for a malformed event.
-func ProtobufEvent(event []byte, object func([]byte) ([]byte, error)) ([]byte, error) {
+func protobufEvent(event []byte, object func([]byte) ([]byte, error)) ([]byte, error) {
 	var translated error
 	out, err := replaceBytesField(event, 2, func(ext []byte) ([]byte, error) {
 		return replaceBytesField(ext, 1, func(obj []byte) ([]byte, error) {
@@ -205,9 +205,9 @@ func replaceBytesField(msg []byte, num protowire.Number, fn func([]byte) ([]byte
 // protobufPrefix starts every protobuf-encoded object (k8s.io/apimachinery's protobuf serializer).
 var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
 
-// ProtobufErrorEvent is ErrorEvent in protobuf: a metav1.WatchEvent message of type ERROR whose object is
+// protobufErrorEvent is ErrorEvent in protobuf: a metav1.WatchEvent message of type ERROR whose object is
 // a 500 InternalError Status for err, encoded as kube-apiserver encodes them.
-func ProtobufErrorEvent(err error) []byte {
+func protobufErrorEvent(err error) []byte {
 	s := apierrors.NewInternalError(err).ErrStatus
 	raw, _ := s.Marshal()
 	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Status"}, Raw: raw}
