@@ -110,29 +110,24 @@ type unresolvedError struct{ msg string }
 func (e *unresolvedError) Error() string        { return e.msg }
 func (e *unresolvedError) Is(target error) bool { return target == ErrUnresolvedKind }
 
-// explain finds, after a conversion of obj (a typed object of route r) failed with err, the references in
-// obj whose kind APIVersion cannot resolve, and returns err prefixed with their fields
-// ("spec.infrastructureRef: ..."). Upstream's conversions wrap the getter's error as text, so the field is
-// found again here rather than carried. err is returned as it is when no reference explains it.
-func (c *Converter) explain(r *translate.Route, obj any, err error) error {
-	data, mErr := json.Marshal(obj)
-	if mErr != nil {
-		return err
+// unresolved returns the fields of the references in obj (a typed object of route r) whose kind
+// APIVersion cannot resolve: after a conversion of obj failed, they are what explains it, if anything.
+func (c *Converter) unresolved(r *translate.Route, obj any) []string {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil
 	}
-	v, dErr := jsonx.Decode(data)
-	if dErr != nil {
-		return err
+	v, err := jsonx.Decode(data)
+	if err != nil {
+		return nil
 	}
 	var fields []string
 	walkReferences(r.Paths, v, "", func(path string, gk schema.GroupKind) {
-		if _, gErr := c.APIVersion(gk); gErr != nil {
+		if _, err := c.APIVersion(gk); err != nil {
 			fields = append(fields, path)
 		}
 	})
-	if len(fields) == 0 {
-		return err
-	}
-	return fmt.Errorf("%s: %w", strings.Join(fields, ", "), err)
+	return fields
 }
 
 // walkReferences calls fn with the path of every object below n in v that holds a group-carrying apiGroup

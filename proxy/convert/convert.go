@@ -214,9 +214,11 @@ func (c *Converter) target(from *translate.Route, apiVersion string, gvkOf func(
 }
 
 // convert converts an upstream object of from's version (a pointer made by from.Object.New) to to's
-// version, as controller-runtime's conversion webhook does: straight to or from the hub, or through it
-// between two spokes (the hub then has no apiVersion and kind, as controller-runtime's has none). The
-// result has to's upstream apiVersion and kind. A panic of upstream code is returned as an error.
+// version, as controller-runtime's conversion webhook does (sigs.k8s.io/controller-runtime/pkg/webhook/
+// conversion, webhook.convertObject): straight to or from the hub, or through it between two spokes (the
+// hub then has no apiVersion and kind, as controller-runtime's has none). The result has to's upstream
+// apiVersion and kind. Its errors are *Error whose Err reads as controller-runtime's webhook reports the
+// same failure (see Error.Message); a panic of upstream code is one too, logged with its stack.
 func (c *Converter) convert(in any, from, to *translate.Route) (out any, err error) {
 	if from == to {
 		return in, nil
@@ -224,7 +226,9 @@ func (c *Converter) convert(in any, from, to *translate.Route) (out any, err err
 	defer func() {
 		if r := recover(); r != nil {
 			klog.ErrorS(fmt.Errorf("%v", r), "Upstream conversion panicked", "from", from.Upstream, "to", to.Upstream, "stack", string(debug.Stack()))
-			out, err = nil, c.fail(from, to, in, fmt.Errorf("internal error during the conversion: %v", r))
+			e := c.upstreamFail(from, to, in, nil, errInternal)
+			e.Panic = r
+			out, err = nil, e
 		}
 	}()
 	dst, _ := to.Object.New()
@@ -233,27 +237,33 @@ func (c *Converter) convert(in any, from, to *translate.Route) (out any, err err
 	case from.Conversion == translate.NoConversion || to.Conversion == translate.NoConversion:
 		return nil, c.fail(from, to, in, errors.New("the kind does not convert by hub and spoke"))
 	case from.Conversion == translate.Hub:
-		err = dst.(conversion.Convertible).ConvertFrom(in.(conversion.Hub))
+		if err = dst.(conversion.Convertible).ConvertFrom(in.(conversion.Hub)); err != nil {
+			// Down from the hub, a reference the getter cannot resolve is in the input.
+			return nil, c.upstreamFail(from, to, in, c.unresolved(from, in), err)
+		}
 	case to.Conversion == translate.Hub:
-		err = in.(conversion.Convertible).ConvertTo(dst.(conversion.Hub))
+		if err = in.(conversion.Convertible).ConvertTo(dst.(conversion.Hub)); err != nil {
+			return nil, c.upstreamFail(from, to, in, c.unresolved(from, in), err)
+		}
 	default:
+		// controller-runtime's webhook.convertViaHub, with its words.
 		hubRoute := c.hubs[from.UpstreamGVK().GroupKind()]
 		h, _ := hubRoute.Object.New()
 		hub := h.(conversion.Hub)
 		if err = in.(conversion.Convertible).ConvertTo(hub); err != nil {
-			return nil, c.fail(from, to, in, fmt.Errorf("converting to the hub %s: %w", hubRoute.Upstream.Version, err))
+			return nil, c.upstreamFail(from, to, in, c.unresolved(from, in),
+				fmt.Errorf("%T failed to convert to hub version %T : %w", in, hub, err))
 		}
 		if err = dst.(conversion.Convertible).ConvertFrom(hub); err != nil {
-			return nil, c.fail(from, to, in, c.explain(hubRoute, hub, err))
+			return nil, c.upstreamFail(from, to, in, c.unresolved(hubRoute, hub),
+				fmt.Errorf("%T failed to convert from hub version %T : %w", dst, hub, err))
 		}
-		return dst, nil
-	}
-	if err != nil {
-		// Down from the hub, a reference the getter cannot resolve is in the input.
-		return nil, c.fail(from, to, in, c.explain(from, in, err))
 	}
 	return dst, nil
 }
+
+// errInternal is controller-runtime's error for a conversion that panicked (webhook.handleConvertRequest).
+var errInternal = errors.New("internal error occurred during conversion")
 
 // withAPIVersion converts an object of a kind whose versions share one schema, as the apiserver does for
 // its CRD (strategy None): by setting apiVersion, and nothing else.
@@ -285,9 +295,12 @@ func unknownFields(unknown []error) error {
 }
 
 // Error is a failed conversion of one object. Its message says which object, from and to which version,
-// and where the conversion can tell, which field:
+// and where the conversion can tell, which fields:
 //
 //	converting Machine.cluster.x-k8s.io "ns/m1" from v1beta2 to v1beta1: spec.infrastructureRef: ...
+//
+// The conversion webhook answers the apiserver with Message instead, which for a failure of upstream's
+// conversion is exactly what controller-runtime's conversion webhook answers for the same object.
 type Error struct {
 	// GroupKind is the upstream kind; From and To the versions (To may be a whole apiVersion when it names
 	// no version of the kind).
@@ -295,7 +308,19 @@ type Error struct {
 	From, To  string
 	// Namespace and Name identify the object, where it could be decoded.
 	Namespace, Name string
-	Err             error
+	// Fields are the references of the object whose kind the apiVersion getter cannot resolve, where they
+	// explain the failure ("spec.infrastructureRef"). Upstream's conversions wrap the getter's error as
+	// text, so they are found again rather than carried (see unresolved).
+	Fields []string
+	// Upstream is set when Err is the failure of upstream's conversion, worded as controller-runtime's
+	// conversion webhook words it: the error of ConvertTo or ConvertFrom as it is, wrapped as
+	// webhook.convertViaHub wraps it between two spokes, or "internal error occurred during conversion"
+	// for a panic. Otherwise Err is the proxy's own (an object it cannot decode or would lose fields of,
+	// a kind or version without a route).
+	Upstream bool
+	// Panic is the value a panicking conversion panicked with, or nil.
+	Panic any
+	Err   error
 }
 
 func (e *Error) Error() string {
@@ -317,21 +342,49 @@ func (e *Error) Error() string {
 	if e.To != "" {
 		b.WriteString(" to " + e.To)
 	}
-	b.WriteString(": " + e.Err.Error())
+	b.WriteString(": ")
+	if len(e.Fields) > 0 {
+		b.WriteString(strings.Join(e.Fields, ", ") + ": ")
+	}
+	if e.Panic != nil {
+		fmt.Fprintf(&b, "%v: %v", e.Err, e.Panic)
+	} else {
+		b.WriteString(e.Err.Error())
+	}
 	return b.String()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Message is the message of the Failure result a conversion webhook answers for e: for a failure of
+// upstream's conversion (Upstream), Err's alone, as controller-runtime's conversion webhook answers it
+// (the apiserver quotes it to its client as "conversion webhook for <gvk> failed: <message>", so a client
+// of the proxy reads what a client of upstream's webhook reads); for the proxy's own errors, the whole
+// Error.
+func (e *Error) Message() string {
+	if e.Upstream {
+		return e.Err.Error()
+	}
+	return e.Error()
+}
+
 // fail wraps err into an *Error for obj (a typed object, or nil when it could not be decoded).
-func (c *Converter) fail(from, to *translate.Route, obj any, err error) error {
+func (c *Converter) fail(from, to *translate.Route, obj any, err error) *Error {
 	var already *Error
 	if errors.As(err, &already) {
-		return err
+		return already
 	}
 	e := &Error{GroupKind: from.UpstreamGVK().GroupKind(), From: from.Upstream.Version, To: to.Upstream.Version, Err: err}
 	if m, ok := obj.(metav1.Object); ok {
 		e.Namespace, e.Name = m.GetNamespace(), m.GetName()
 	}
+	return e
+}
+
+// upstreamFail is fail for err, a failure of upstream's conversion (Error.Upstream) of obj that fields
+// explain.
+func (c *Converter) upstreamFail(from, to *translate.Route, obj any, fields []string, err error) *Error {
+	e := c.fail(from, to, obj, err)
+	e.Upstream, e.Fields = true, fields
 	return e
 }

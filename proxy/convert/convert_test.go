@@ -230,12 +230,16 @@ func TestErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		obj, apiVersion string
 		want            []string
+		// message is Message's, for a failure of upstream's conversion: upstream's error alone.
+		message string
 	}{
 		"unresolvable reference": {
 			obj:        strings.Replace(privateMachine, `"kind":"AWSMachine"`, `"kind":"DockerMachine"`, 1),
 			apiVersion: "cluster.hypershift.openshift.io/v1beta1",
 			want: []string{`converting Machine.cluster.x-k8s.io "ns/m1" from v1beta2 to v1beta1: spec.infrastructureRef: `,
 				"DockerMachine.infrastructure.cluster.x-k8s.io", "no route"},
+			message: "failed to convert object: failed to get apiVersion for kind DockerMachine: failed to get CustomResourceDefinition metadata: " +
+				"the proxy reads no CustomResourceDefinitions and no route serves DockerMachine.infrastructure.cluster.x-k8s.io",
 		},
 		"field the Go type lacks": {
 			obj:        strings.Replace(privateMachine, `"minReadySeconds":7`, `"minReadySeconds":7,"bogus":true`, 1),
@@ -267,6 +271,12 @@ func TestErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %q does not say %q", name, err, w)
 			}
+		}
+		switch {
+		case tc.message != "" && (!ce.Upstream || ce.Message() != tc.message):
+			t.Errorf("%s: Upstream %v, Message %q; want upstream's %q", name, ce.Upstream, ce.Message(), tc.message)
+		case tc.message == "" && (ce.Upstream || ce.Message() != err.Error()):
+			t.Errorf("%s: Upstream %v, Message %q; want the whole error", name, ce.Upstream, ce.Message())
 		}
 	}
 }

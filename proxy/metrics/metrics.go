@@ -177,8 +177,8 @@ func (m *Metrics) TranslationError(group, kind, direction, reason string) {
 // the objects it converted and desiredAPIVersion the apiVersion it converted them to, both in upstream
 // terms as the route table names them (pass "" for a review too malformed to tell, or naming what the
 // route table does not know), code the HTTP status code of the answer, or for a review answered with a
-// Failure result that result's code (422 Invalid, 500 InternalError: the error the apiserver's client
-// gets), d the time it took.
+// Failure result 422 (an object that does not convert) or 500 (a conversion that panicked), d the time it
+// took.
 func (m *Metrics) ObserveConversionReview(kind, desiredAPIVersion string, code int, d time.Duration) {
 	if m == nil {
 		return

@@ -5,10 +5,12 @@
 //
 // Only POSTs of a JSON ConversionReview v1 are served: any other method is answered 405, any other media
 // type 415, a body that is no ConversionReview or has no request 400, a body over MaxBodyBytes 413, all as
-// metav1.Status. A ConversionReview whose objects cannot all be converted gets a response with
-// result.status Failure and a message naming the object, versions and, where it can, the field (see
-// convert.Error); the apiserver answers its client with that message. A conversion that panics (a bug)
-// fails its review the same way, with the panic in the message, and never ends the process.
+// metav1.Status (the apiserver sends none of these). A ConversionReview whose objects cannot all be
+// converted gets a response with result.status Failure and the message controller-runtime's conversion
+// webhook answers for the same object (see Handler.Review and convert.Error.Message): the apiserver
+// quotes it to its client, who so reads what a client of upstream's CRDs and webhook reads. The proxy's
+// log names the object, versions and, where it can, the field. A conversion that panics (a bug) fails
+// its review as controller-runtime's does, and never ends the process.
 //
 // At most Options.MaxConcurrentReviews reviews are read and converted at once, each on up to GOMAXPROCS
 // goroutines; others wait for their turn (their bodies unread) until their request is cancelled. Every
@@ -169,11 +171,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	kind, desired = h.labels(review.Request)
 
-	review.Response = h.Review(review.Request)
+	review.Response, rec.failed = h.review(review.Request)
 	review.Request = nil
-	if review.Response.Result.Status == metav1.StatusFailure {
-		rec.failed = int(review.Response.Result.Code)
-	}
 	out, err := json.Marshal(review)
 	if err != nil {
 		status.Write(rec, apierrors.NewInternalError(fmt.Errorf("encoding the ConversionReview: %w", err)))
@@ -209,9 +208,20 @@ func (h *Handler) labels(req *apiextensionsv1.ConversionRequest) (kind, desiredA
 // Review converts the objects of a ConversionRequest to its desiredAPIVersion. A large request (the
 // apiserver sends a whole list in one) is converted on GOMAXPROCS goroutines. One object that cannot be
 // converted fails the whole review (the apiserver cannot use a partial answer): the response then
-// carries no objects and a Failure result whose message names the first such object. A conversion that
-// panics fails its object with 500 InternalError, and the panic is logged with its stack.
+// carries no objects and a Failure result whose message is that of the first such object, as
+// controller-runtime's conversion webhook answers (sigs.k8s.io/controller-runtime/pkg/webhook/conversion:
+// result.status Failure and the message, no code or reason; for a failure of upstream's conversion the
+// message is upstream's error alone, see convert.Error.Message). A conversion that panics fails with
+// controller-runtime's "internal error occurred during conversion", and the panic is logged with its
+// stack.
 func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionResponse {
+	resp, _ := h.review(req)
+	return resp
+}
+
+// review is Review, and returns as well the code the review's failure is counted with in the metrics:
+// 422 for an object that does not convert, 500 for a conversion that panicked, 0 for a success.
+func (h *Handler) review(req *apiextensionsv1.ConversionRequest) (*apiextensionsv1.ConversionResponse, int) {
 	resp := &apiextensionsv1.ConversionResponse{UID: req.UID}
 	objects := make([]kruntime.RawExtension, len(req.Objects))
 	errs := make([]error, len(req.Objects))
@@ -231,21 +241,33 @@ func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv
 	convertFrom(next)
 	wg.Wait()
 	for _, err := range errs {
-		if err != nil {
-			klog.V(2).InfoS("Conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "err", err)
-			resp.Result = metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity,
-				Reason: metav1.StatusReasonInvalid, Message: err.Error()}
-			var p *panicError
-			if errors.As(err, &p) {
-				resp.Result.Code, resp.Result.Reason = http.StatusInternalServerError, metav1.StatusReasonInternalError
-			}
-			return resp
+		if err == nil {
+			continue
 		}
+		klog.V(2).InfoS("Conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "err", err)
+		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
+		code := http.StatusUnprocessableEntity
+		var ce *convert.Error
+		var p *panicError
+		switch {
+		case errors.As(err, &p):
+			resp.Result.Message, code = errInternal, http.StatusInternalServerError
+		case errors.As(err, &ce):
+			resp.Result.Message = ce.Message()
+			if ce.Panic != nil {
+				code = http.StatusInternalServerError
+			}
+		}
+		return resp, code
 	}
 	resp.ConvertedObjects = objects
 	resp.Result = metav1.Status{Status: metav1.StatusSuccess}
-	return resp
+	return resp, 0
 }
+
+// errInternal is controller-runtime's message for a conversion that panicked
+// (webhook.handleConvertRequest).
+const errInternal = "internal error occurred during conversion"
 
 // convert converts one object, and turns a panic of the conversion into a *panicError: conversions run on
 // goroutines of their own, where a panic would end the process.
@@ -281,7 +303,8 @@ type statusRecorder struct {
 	http.ResponseWriter
 	code  int
 	wrote bool
-	// failed is the result code of a review answered with a Failure result (0 otherwise).
+	// failed is the code a review answered with a Failure result is counted with (0 otherwise; see
+	// Handler.review).
 	failed int
 }
 

@@ -8,8 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
@@ -86,8 +91,12 @@ func TestConvertsEveryObject(t *testing.T) {
 	}
 }
 
-func TestFailureNamesObjectAndField(t *testing.T) {
-	rec, review := post(t, handler(t), "application/json", reviewOf(machine("m1", "AWSMachine"), machine("m2", "DockerMachine")))
+// TestFailureAsControllerRuntime: a review with an object that does not convert fails with exactly the
+// result controller-runtime's conversion webhook answers for the same review in upstream terms (as a CAPI
+// manager serves it over upstream's types, with the apiVersion getter the proxy installed).
+func TestFailureAsControllerRuntime(t *testing.T) {
+	private := reviewOf(machine("m1", "AWSMachine"), machine("m2", "DockerMachine"))
+	rec, review := post(t, handler(t), "application/json", private)
 	if review == nil {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
@@ -95,10 +104,27 @@ func TestFailureNamesObjectAndField(t *testing.T) {
 	if r.UID != "u-1" || r.Result.Status != metav1.StatusFailure || len(r.ConvertedObjects) != 0 {
 		t.Fatalf("answer: %s", rec.Body)
 	}
-	for _, want := range []string{`"ns/m2"`, "spec.infrastructureRef", "DockerMachine.infrastructure.cluster.x-k8s.io"} {
-		if !strings.Contains(r.Result.Message, want) {
-			t.Errorf("message %q does not say %q", r.Result.Message, want)
+
+	scheme := kruntime.NewScheme()
+	for _, add := range []func(*kruntime.Scheme) error{clusterv1beta1.AddToScheme, clusterv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
 		}
+	}
+	upstream := strings.ReplaceAll(private, "hypershift.openshift.io", "x-k8s.io")
+	req := httptest.NewRequest(http.MethodPost, webhook.Path, strings.NewReader(upstream))
+	req.Header.Set("Content-Type", "application/json")
+	crRec := httptest.NewRecorder()
+	crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry()).ServeHTTP(crRec, req)
+	var want apiextensionsv1.ConversionReview
+	if err := json.Unmarshal(crRec.Body.Bytes(), &want); err != nil || want.Response == nil {
+		t.Fatalf("controller-runtime's webhook answered %d %s", crRec.Code, crRec.Body)
+	}
+	if diff := cmp.Diff(want.Response.Result, r.Result); diff != "" {
+		t.Errorf("result (-controller-runtime +proxy):\n%s", diff)
+	}
+	if !strings.Contains(r.Result.Message, "DockerMachine") {
+		t.Errorf("message %q does not name the kind it cannot resolve", r.Result.Message)
 	}
 }
 
@@ -131,7 +157,7 @@ func TestRefusesWhatIsNotAConversionReview(t *testing.T) {
 }
 
 // TestLargeReviewKeepsOrder converts a review big enough to run on several goroutines: every object comes
-// back in its place, and a failure names the first failing object.
+// back in its place, and a failure is the first failing object's.
 func TestLargeReviewKeepsOrder(t *testing.T) {
 	h := handler(t)
 	var objects []string
@@ -148,9 +174,9 @@ func TestLargeReviewKeepsOrder(t *testing.T) {
 		}
 	}
 	objects[250] = machine("bad1", "DockerMachine")
-	objects[260] = machine("bad2", "DockerMachine")
+	objects[260] = machine("bad2", "FooMachine")
 	_, review = post(t, h, "application/json", reviewOf(objects...))
-	if review == nil || !strings.Contains(review.Response.Result.Message, `"ns/bad1"`) {
+	if review == nil || !strings.Contains(review.Response.Result.Message, "kind DockerMachine") {
 		t.Fatalf("failure: %+v", review)
 	}
 }

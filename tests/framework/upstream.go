@@ -23,6 +23,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capicontract "sigs.k8s.io/cluster-api/util/contract"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 	"sigs.k8s.io/yaml"
@@ -178,6 +179,8 @@ type ConversionWebhook struct {
 	URL      string
 	CABundle []byte
 	srv      *http.Server
+	// stopCache stops the cache the apiVersion getter reads CRDs from (InstallUpstreamCRDs), if any.
+	stopCache func()
 }
 
 // StartConversionWebhook serves sigs.k8s.io/controller-runtime/pkg/webhook/conversion's handler over scheme
@@ -204,8 +207,14 @@ func StartConversionWebhook(scheme *runtime.Scheme) (*ConversionWebhook, error) 
 	return &ConversionWebhook{URL: fmt.Sprintf("https://%s/convert", l.Addr()), CABundle: certPEM, srv: srv}, nil
 }
 
-// Stop closes the webhook's server.
-func (w *ConversionWebhook) Stop() { _ = w.srv.Close() }
+// Stop closes the webhook's server, and stops the CRD cache of the apiVersion getter InstallUpstreamCRDs
+// installed.
+func (w *ConversionWebhook) Stop() {
+	_ = w.srv.Close()
+	if w.stopCache != nil {
+		w.stopCache()
+	}
+}
 
 // InstallCRDObjects creates the CRDs with the admin's credentials, then waits until each is Established.
 func (e *Env) InstallCRDObjects(ctx context.Context, crds ...*apiextensionsv1.CustomResourceDefinition) error {
@@ -261,16 +270,10 @@ func CAPIAPIVersionGetter(ctx context.Context, c client.Reader) func(schema.Grou
 // published CRDs of every mirrored module and tests/testdata/agent-crds, made by UpstreamCRDsForRoutes),
 // with their conversion webhook served in this process by controller-runtime's handler over the upstream
 // Go types. The upstream conversions resolve references as CAPI's managers do, from the contract labels of
-// the referenced kind's upstream CRD: each of setters (routes.APIVersionGetterSetters) gets that getter.
-// The caller stops the returned webhook after its tests.
+// the referenced kind's upstream CRD, read from a cache of the CRDs' metadata as a manager's client reads
+// it: each of setters (routes.APIVersionGetterSetters) gets that getter. The caller stops the returned
+// webhook (and so the cache) after its tests.
 func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route, setters []func(func(schema.GroupKind) (string, error))) (*ConversionWebhook, error) {
-	direct, err := e.AdminClient()
-	if err != nil {
-		return nil, err
-	}
-	for _, set := range setters {
-		set(CAPIAPIVersionGetter(ctx, direct))
-	}
 	scheme, err := NewUpstreamKindsScheme(routes)
 	if err != nil {
 		return nil, err
@@ -295,9 +298,42 @@ func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route,
 	if err == nil {
 		err = e.InstallCRDObjects(ctx, crds...)
 	}
+	if err == nil {
+		// Read after the install, so that the cache holds every CRD from the first conversion on.
+		var reader client.Reader
+		reader, webhook.stopCache, err = e.crdMetadataCache(ctx)
+		for _, set := range setters {
+			set(CAPIAPIVersionGetter(ctx, reader))
+		}
+	}
 	if err != nil {
 		webhook.Stop()
 		return nil, err
 	}
 	return webhook, nil
+}
+
+// crdMetadataCache starts a controller-runtime cache of the env's CustomResourceDefinitions' metadata and
+// waits until it holds them all: CAPI's managers read CRDs through their manager's client, which reads
+// PartialObjectMetadata from the manager's cache (so its NotFound names the kind,
+// CustomResourceDefinition.apiextensions.k8s.io, where the apiserver's names the resource). It returns
+// the cache and the function that stops it.
+func (e *Env) crdMetadataCache(ctx context.Context) (client.Reader, func(), error) {
+	c, err := cache.New(e.DirectConfig(e.AdminToken), cache.Options{Scheme: PrivateScheme})
+	if err != nil {
+		return nil, nil, err
+	}
+	cacheCtx, stop := context.WithCancel(context.Background())
+	go func() { _ = c.Start(cacheCtx) }()
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	if _, err := c.GetInformer(ctx, meta); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	if !c.WaitForCacheSync(ctx) {
+		stop()
+		return nil, nil, fmt.Errorf("the CustomResourceDefinitions' metadata cache did not sync")
+	}
+	return c, stop, nil
 }
