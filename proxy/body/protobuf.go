@@ -2,22 +2,34 @@ package body
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // ProtobufToJSON transcodes a protobuf-encoded built-in object (the Kubernetes protobuf envelope, as
 // client-go sends Secrets, ConfigMaps, ... when asked to) into JSON, with client-go's scheme. It fails for
 // a type the scheme does not know; the apiserver accepts the JSON form of every built-in type.
 func ProtobufToJSON(data []byte) ([]byte, error) {
-	codecs := scheme.Codecs.WithoutConversion()
-	pb, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	codecs := clientgoscheme.Codecs.WithoutConversion()
+	pb, ok := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 	if !ok {
 		return nil, fmt.Errorf("no protobuf serializer")
 	}
-	js, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	js, ok := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
 	if !ok {
 		return nil, fmt.Errorf("no JSON serializer")
 	}
@@ -30,4 +42,263 @@ func ProtobufToJSON(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// protobufScheme holds the kinds whose protobuf answers the proxy translates: client-go's (every
+// built-in kind of kube-apiserver's own groups, and metav1.Status), and the meta.k8s.io shapes any
+// resource is served in (PartialObjectMetadata, PartialObjectMetadataList, Table).
+var protobufScheme = newProtobufScheme()
+
+func newProtobufScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, metav1.AddMetaToScheme, metav1beta1.AddMetaToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// DecodesProtobuf reports whether the proxy decodes the protobuf form of the objects of an API group:
+// the groups of client-go's scheme (kube-apiserver's built-in groups, "" for core). The
+// meta.k8s.io shapes are decoded for every group.
+func DecodesProtobuf(group string) bool {
+	return protobufScheme.IsGroupRegistered(group)
+}
+
+// protobufPrefix starts every protobuf-encoded object (k8s.io/apimachinery's protobuf serializer): the
+// runtime.Unknown envelope, holding the object's apiVersion and kind, and its own message, follows.
+var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// protoMessage is what the generated protobuf code of every API type implements.
+type protoMessage interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// ProtobufUpstreamOf returns the translation to the upstream groups of one protobuf-encoded object the
+// backend sent for a resource (a response body, a watch event's object): the object, a list or a
+// metav1.Status, as k8s.io/apimachinery's protobuf serializer writes them ("k8s\x00" and a
+// runtime.Unknown envelope).
+//
+// An object in which no private group name occurs (a byte search, groupnames.Mentions: protobuf strings
+// are their bytes) is returned as it is, without being decoded. Else it is decoded into its Go type (of
+// protobufScheme) and translated as Upstream translates it, then, if that changed anything, encoded again
+// in protobuf, as kube-apiserver encodes it: an object whose only group-carrying paths are its metadata
+// (a Secret, a ConfigMap, a PartialObjectMetadata) with the typed twin of those paths
+// (translate.Direction.ObjectMeta); any other (a Role's rules, a Status's details and message, ...)
+// encoded as JSON, translated along the paths of its kind, and decoded from the translation: the protobuf form of Kubernetes
+// types keeps nothing JSON does not (metav1.Time is whole seconds in both, MicroTime microseconds), so
+// the bytes are those kube-apiserver would have sent with the upstream values. A list is translated item
+// by item, in its protobuf form: the items that name no private group keep their bytes undecoded.
+//
+// It fails for an object of a kind protobufScheme does not know that names a private group: the proxy
+// asks for protobuf only where it knows the kinds (DecodesProtobuf), so this is an answer it cannot
+// translate.
+func (t *Translator) ProtobufUpstreamOf(gr schema.GroupResource) func([]byte) ([]byte, error) {
+	fallback := t.fallback(gr)
+	return func(data []byte) ([]byte, error) { return t.protobufUpstream(data, fallback) }
+}
+
+func (t *Translator) protobufUpstream(data []byte, fallback *translate.Node) ([]byte, error) {
+	if !groupnames.Mentions(translate.ToUpstream, data) {
+		return data, nil
+	}
+	if !bytes.HasPrefix(data, protobufPrefix) {
+		return nil, errors.New("decoding protobuf: not a protobuf-encoded object")
+	}
+	var unk runtime.Unknown
+	if err := unk.Unmarshal(data[len(protobufPrefix):]); err != nil {
+		return nil, fmt.Errorf("decoding protobuf: %w", err)
+	}
+	gvk := unk.GroupVersionKind()
+	if translate.ToUpstream.Maps(gvk.Group) {
+		return nil, fmt.Errorf("decoding protobuf: %s is of a private group", gvk)
+	}
+	obj, err := protobufScheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("decoding protobuf: %w", err)
+	}
+	var raw []byte
+	if items, ok := listItemType(obj); ok {
+		// The items' paths: those of the list's item kind, apiVersion and metadata for the meta.k8s.io
+		// PartialObjectMetadataList, else those of the resource's kind.
+		paths := fallback
+		if gvk.Group == metav1.GroupName {
+			paths = objectPaths
+		} else if k, ok := builtinByKind[schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}]; ok {
+			paths = k.paths
+		}
+		raw, err = t.protobufListItems(unk.Raw, items, paths)
+	} else {
+		raw, err = t.protobufMessage(unk.Raw, gvk, obj, fallback)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("translating %s: %w", gvk, err)
+	}
+	if raw == nil {
+		return data, nil
+	}
+	unk.Raw = raw
+	out, err := unk.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	return append(append(make([]byte, 0, len(protobufPrefix)+len(out)), protobufPrefix...), out...), nil
+}
+
+// listItemType returns the Go type of a list's items: a list of protobufScheme is a struct of TypeMeta,
+// ListMeta (protobuf field 1) and Items (field 2), the layout the protobuf serializer's streaming list
+// encoding checks too.
+func listItemType(obj runtime.Object) (reflect.Type, bool) {
+	v := reflect.ValueOf(obj).Elem()
+	if v.Kind() != reflect.Struct {
+		return nil, false
+	}
+	f, ok := v.Type().FieldByName("Items")
+	if !ok || f.Type.Kind() != reflect.Slice || f.Tag.Get("protobuf") != "bytes,2,rep,name=items" {
+		return nil, false
+	}
+	if _, ok := reflect.New(f.Type.Elem()).Interface().(protoMessage); !ok {
+		return nil, false
+	}
+	return f.Type.Elem(), true
+}
+
+// protobufMessage translates the message of one object of kind gvk, decoded into obj: nil when nothing
+// changed.
+func (t *Translator) protobufMessage(raw []byte, gvk schema.GroupVersionKind, obj runtime.Object, fallback *translate.Node) ([]byte, error) {
+	msg, ok := obj.(protoMessage)
+	if !ok {
+		return nil, fmt.Errorf("%T has no protobuf encoding", obj)
+	}
+	if err := msg.Unmarshal(raw); err != nil {
+		return nil, err
+	}
+	if t.onlyObjectMeta(gvk) {
+		return objectMetaUpstream(raw, obj)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.upstream(j, fallback, true)
+	if err != nil || bytes.Equal(out, j) {
+		return nil, err
+	}
+	translated, err := protobufScheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	return fromJSON(out, translated)
+}
+
+// protobufListItems translates the message of a list whose items are of Go type item, field by field:
+// each item (field 2) that names a private group along paths, every other field and item as it is. nil
+// when nothing changed.
+func (t *Translator) protobufListItems(raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
+	var out []byte
+	for i, n := 0, 0; i < len(raw); n++ {
+		num, typ, tagLen := protowire.ConsumeTag(raw[i:])
+		if tagLen < 0 {
+			return nil, protowire.ParseError(tagLen)
+		}
+		valueLen := protowire.ConsumeFieldValue(num, typ, raw[i+tagLen:])
+		if valueLen < 0 {
+			return nil, protowire.ParseError(valueLen)
+		}
+		field := raw[i : i+tagLen+valueLen]
+		i += tagLen + valueLen
+		if num != 2 || typ != protowire.BytesType || !groupnames.Mentions(translate.ToUpstream, field) {
+			if out != nil {
+				out = append(out, field...)
+			}
+			continue
+		}
+		value, _ := protowire.ConsumeBytes(field[tagLen:])
+		translated, err := t.protobufItem(value, item, paths)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", n, err)
+		}
+		if translated == nil {
+			if out != nil {
+				out = append(out, field...)
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(raw)+64)
+			out = append(out, raw[:i-len(field)]...)
+		}
+		out = protowire.AppendTag(out, 2, protowire.BytesType)
+		out = protowire.AppendBytes(out, translated)
+	}
+	return out, nil
+}
+
+// protobufItem translates the message of one list item of Go type item along paths (its JSON form has
+// no apiVersion and kind, as in a JSON list of a built-in resource): nil when nothing changed.
+func (t *Translator) protobufItem(raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
+	obj := reflect.New(item).Interface()
+	if err := obj.(protoMessage).Unmarshal(raw); err != nil {
+		return nil, err
+	}
+	if paths == objectPaths {
+		return objectMetaUpstream(raw, obj)
+	}
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := translate.ToUpstream.RewriteValid(paths, j)
+	if err != nil || bytes.Equal(out, j) {
+		return nil, err
+	}
+	return fromJSON(out, reflect.New(item).Interface())
+}
+
+// fromJSON decodes JSON into obj (as kube-apiserver decodes JSON: keys matched exactly) and returns its
+// protobuf encoding.
+func fromJSON(j []byte, obj any) ([]byte, error) {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(j, obj); err != nil {
+		return nil, err
+	}
+	return obj.(protoMessage).Marshal()
+}
+
+// onlyObjectMeta reports whether the group-carrying paths of a kind of protobufScheme are objectPaths
+// (apiVersion and metadata) alone, as Upstream chooses them: not a Status (whose message is translated),
+// a Table, a list, a kind with a route or one of builtinKinds. The apiVersion of a kind of protobufScheme
+// names no private group.
+func (t *Translator) onlyObjectMeta(gvk schema.GroupVersionKind) bool {
+	if gvk.Kind == "Status" || gvk.Kind == "Table" || strings.HasSuffix(gvk.Kind, "List") {
+		return false
+	}
+	if _, ok := builtinByKind[gvk.GroupKind()]; ok {
+		return false
+	}
+	_, routed := t.table.ByPrivateKind(gvk)
+	return !routed
+}
+
+// objectMetaUpstream translates the metadata of a decoded object (of the message raw) in place, with the
+// typed translation the JSON paths of "metadata=objectMeta" agree with (translate.Direction.ObjectMeta,
+// proven equal by tests/roundtrip), and returns its encoding again: nil when nothing changed (or it has
+// no metadata).
+func objectMetaUpstream(raw []byte, obj any) ([]byte, error) {
+	accessor, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil, nil
+	}
+	meta, ok := accessor.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return nil, nil
+	}
+	translate.ToUpstream.ObjectMeta(meta, meta)
+	out, err := obj.(protoMessage).Marshal()
+	if err != nil || bytes.Equal(out, raw) {
+		return nil, err
+	}
+	return out, nil
 }

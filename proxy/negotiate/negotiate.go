@@ -1,4 +1,5 @@
-// Package negotiate narrows content negotiation to JSON, the only encoding the proxy translates.
+// Package negotiate narrows content negotiation to the encodings the proxy translates: JSON, and protobuf
+// where the proxy decodes the answer (AcceptProtobuf).
 //
 // A Kubernetes Accept header lists media ranges with parameters that select a shape of the answer:
 //
@@ -9,7 +10,10 @@
 // in JSON (same parameters, so the shape asked for is kept), so that kube-apiserver picks the range it
 // would pick for the client, in JSON, and answers its own 406 Not Acceptable when it can serve no range
 // (Accept: text/plain). It negotiates with kube-apiserver's own function, range by range, against a model
-// of the endpoint's restrictions (Endpoint). AsksTable tells whether the answer will be a Table, which
+// of the endpoint's restrictions (Endpoint). AcceptProtobuf keeps the protobuf ranges whose answers the
+// proxy translates in protobuf (built-in kinds, and PartialObjectMetadata of any resource), so that
+// protobuf clients (client-go for built-in kinds, controller-runtime's metadata-only watches) are
+// answered as the apiserver answers them. AsksTable tells whether the answer will be a Table, which
 // kube-apiserver says in the body only.
 package negotiate
 
@@ -103,6 +107,25 @@ func (restrictions) AllowsStreamSchema(s string) bool { return s == "watch" }
 //	application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json
 //	-> application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json
 func Accept(values []string, e Endpoint) string {
+	return accept(values, e, false, false)
+}
+
+// AcceptProtobuf is Accept for a client whose protobuf answers the proxy translates (body.Translator's
+// ProtobufUpstreamOf): protobuf ranges are kept as they are where kube-apiserver would answer them with
+// what the proxy decodes, the meta.k8s.io PartialObjectMetadata and PartialObjectMetadataList shapes of
+// any resource and, with objects (the endpoint's kinds are built-in ones the proxy's protobuf scheme
+// knows), plain objects and lists; other protobuf ranges become JSON, as Accept makes them. YAML and CBOR
+// ranges become JSON as in Accept. When kube-apiserver can serve no range, the protobuf ranges are sent
+// as they are, and it writes its 406 Status in protobuf where it would for the client (a custom resource
+// asked for in plain protobuf), which the proxy translates too.
+//
+//	application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json
+//	-> application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json
+func AcceptProtobuf(values []string, e Endpoint, objects bool) string {
+	return accept(values, e, true, objects)
+}
+
+func accept(values []string, e Endpoint, protobuf, objects bool) string {
 	var out []string
 	seen := map[string]bool{}
 	ranges := 0
@@ -117,8 +140,9 @@ func Accept(values []string, e Endpoint) string {
 			if !ok {
 				continue
 			}
-			if mediaType, params, hasParams := strings.Cut(r, ";"); options.Accepted.MediaType != runtime.ContentTypeJSON &&
-				!strings.Contains(mediaType, "*") {
+			keep := options.Accepted.MediaType == runtime.ContentTypeJSON ||
+				protobuf && options.Accepted.MediaType == runtime.ContentTypeProtobuf && (objects || options.Convert != nil)
+			if mediaType, params, hasParams := strings.Cut(r, ";"); !keep && !strings.Contains(mediaType, "*") {
 				r = runtime.ContentTypeJSON
 				if hasParams {
 					r += ";" + params
@@ -131,7 +155,7 @@ func Accept(values []string, e Endpoint) string {
 		}
 	}
 	if len(out) == 0 && ranges > 0 {
-		return refused(values)
+		return refused(values, protobuf)
 	}
 	return strings.Join(out, ",")
 }
@@ -150,18 +174,20 @@ var binary = map[string]bool{
 const notAcceptable = "application/json;as=NotAcceptable;g=meta.k8s.io;v=v1"
 
 // refused returns the Accept header to send for values of which kube-apiserver can serve no range: the
-// ranges as the client sent them, but for the protobuf, CBOR and YAML ones. kube-apiserver writes the
-// Status of a request it refuses early (403 Forbidden names the resource and its group) in the client's
-// media type where it can, and the proxy translates JSON only; when no other range is left,
-// notAcceptable stands for them. kube-apiserver answers 406 either way, with the same message, but in
-// JSON where it would have answered protobuf.
-func refused(values []string) string {
+// ranges as the client sent them, but for the CBOR and YAML ones and, unless protobuf (the proxy
+// translates protobuf answers), the protobuf ones. kube-apiserver writes the Status of a request it
+// refuses early (403 Forbidden names the resource and its group) in the client's media type where it can
+// (negotiation.DefaultEndpointRestrictions: a plain range), and the proxy translates only JSON and
+// protobuf; when no other range is left, notAcceptable stands for them. kube-apiserver answers 406 either
+// way, with the same message, but in JSON where it would have answered in a dropped media type.
+func refused(values []string, protobuf bool) string {
 	var out []string
 	for _, value := range values {
 		for _, r := range strings.Split(value, ",") {
 			r = strings.TrimSpace(r)
 			mediaType, _, _ := strings.Cut(r, ";")
-			if r != "" && !binary[strings.ToLower(strings.TrimSpace(mediaType))] {
+			mediaType = strings.ToLower(strings.TrimSpace(mediaType))
+			if r != "" && (!binary[mediaType] || protobuf && mediaType == runtime.ContentTypeProtobuf) {
 				out = append(out, r)
 			}
 		}
@@ -193,6 +219,23 @@ func Narrow(h http.Header, e Endpoint) {
 	h.Set("Accept", Accept(values, e))
 }
 
+// NarrowProtobuf sets the Accept header to AcceptProtobuf of its values (see there), and leaves a header
+// without Accept as it is.
+func NarrowProtobuf(h http.Header, e Endpoint, objects bool) {
+	values := h.Values("Accept")
+	if len(values) == 0 {
+		return
+	}
+	h.Set("Accept", AcceptProtobuf(values, e, objects))
+}
+
+// IsProtobuf reports whether a Content-Type value is application/vnd.kubernetes.protobuf, with any
+// parameters (";stream=watch" for a watch).
+func IsProtobuf(contentType string) bool {
+	mediaType, _ := MediaType(contentType)
+	return mediaType == runtime.ContentTypeProtobuf
+}
+
 // MediaType returns the lower-case media type of a Content-Type value, without parameters, and its
 // parameters (nil if there are none or the value does not parse).
 func MediaType(contentType string) (string, map[string]string) {
@@ -210,11 +253,10 @@ func IsJSON(contentType string) bool {
 	return mediaType == "application/json"
 }
 
-// AsksTable reports whether kube-apiserver answers a request with this Accept header (as Narrow left it)
-// with a meta.k8s.io Table (as=Table, as kubectl get asks). It negotiates as kube-apiserver does
+// AsksTable reports whether kube-apiserver answers a request with this Accept header (as Narrow or
+// NarrowProtobuf left it) in JSON with a meta.k8s.io Table (as=Table, as kubectl get asks). It negotiates as kube-apiserver does
 // (negotiation.NegotiateMediaTypeOptions: ranges in q order, the first one it can serve wins), with JSON
-// as the only media type, since Narrow turned every range the backend would serve in another encoding
-// into JSON. kube-apiserver answers a Table with a plain application/json Content-Type (the shape is
+// as the only media type: a Table is never protobuf, and a JSON answer is to the JSON ranges. kube-apiserver answers a Table with a plain application/json Content-Type (the shape is
 // named in Content-Type for aggregated discovery only: responsewriters.WriteObjectNegotiated), so the
 // response alone does not say it holds a Table.
 func AsksTable(accept string) bool {

@@ -121,3 +121,49 @@ func TestNotAcceptableIsRefusedEverywhere(t *testing.T) {
 		t.Errorf("errors can be written as %s", notAcceptable)
 	}
 }
+
+func TestAcceptProtobuf(t *testing.T) {
+	const (
+		pom      = "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+		table    = "as=Table;g=meta.k8s.io;v=v1"
+		protobuf = "application/vnd.kubernetes.protobuf"
+	)
+	for _, tc := range []struct {
+		name     string
+		endpoint Endpoint
+		objects  bool
+		in       []string
+		want     string
+	}{
+		{"no Accept stays none", CustomResource, false, nil, ""},
+		{"protobuf of a built-in kind is kept", Resource, true, []string{protobuf + ", application/json"}, protobuf + ",application/json"},
+		{"protobuf watch of a built-in kind is kept", Resource, true, []string{protobuf + ";stream=watch"}, protobuf + ";stream=watch"},
+		{"protobuf of kinds the proxy cannot decode becomes JSON", Resource, false, []string{protobuf + ", application/json"}, "application/json"},
+		{"metadata shapes stay protobuf for a custom resource", CustomResource, false, []string{protobuf + ";" + pom + ",application/json;" + pom + ",application/json"},
+			protobuf + ";" + pom + ",application/json;" + pom + ",application/json"},
+		{"metadata shapes stay protobuf for any resource", Resource, false, []string{protobuf + ";" + pom}, protobuf + ";" + pom},
+		{"plain protobuf of a custom resource is refused: the JSON after it wins", CustomResource, false, []string{protobuf + ", application/json"}, "application/json"},
+		{"plain protobuf alone of a custom resource: kube-apiserver's own 406, in protobuf", CustomResource, false, []string{protobuf}, protobuf},
+		{"a Table is never protobuf", CustomResource, false, []string{protobuf + ";" + table + ", application/json"}, "application/json"},
+		{"a Table alone in protobuf: kube-apiserver's 406", Resource, true, []string{protobuf + ";" + table}, protobuf + ";" + table},
+		{"CBOR alone is refused in JSON", Resource, true, []string{"application/cbor"}, notAcceptable},
+		{"YAML becomes JSON", Resource, true, []string{"application/yaml"}, "application/json"},
+	} {
+		if got := AcceptProtobuf(tc.in, tc.endpoint, tc.objects); got != tc.want {
+			t.Errorf("%s: AcceptProtobuf(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestIsProtobuf(t *testing.T) {
+	for in, want := range map[string]bool{
+		"application/vnd.kubernetes.protobuf":              true,
+		"application/vnd.kubernetes.protobuf;stream=watch": true,
+		"application/json":                                 false,
+		"":                                                 false,
+	} {
+		if got := IsProtobuf(in); got != want {
+			t.Errorf("IsProtobuf(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

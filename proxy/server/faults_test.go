@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -233,5 +235,47 @@ func TestStreamMemory(t *testing.T) {
 	t.Logf("%d MiB streamed, peak heap in use %d MiB", n>>20, peak>>20)
 	if peak > 32<<20 {
 		t.Errorf("peak heap in use %d MiB while streaming %d MiB: the stream is held in memory", peak>>20, n>>20)
+	}
+}
+
+// TestBackendStreamResetIsPassedOn: a backend that resets a request's HTTP/2 stream after it was sent (a
+// panicking kube-apiserver handler) has the client's stream reset too, not answered with a Status; a
+// backend that cannot be reached is still answered 503.
+func TestBackendStreamResetIsPassedOn(t *testing.T) {
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic("a handler's bug")
+	}))
+	backend.EnableHTTP2 = true
+	backend.Config.ErrorLog = log.New(io.Discard, "", 0)
+	backend.StartTLS()
+	t.Cleanup(backend.Close)
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: backend.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}},
+		Routes: fakeroutes.Table()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewUnstartedServer(h)
+	p.EnableHTTP2 = true
+	p.StartTLS()
+	t.Cleanup(p.Close)
+
+	resp, err := p.Client().Post(p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines", protobufType, strings.NewReader("k8s\x00junk"))
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("the client got %d, want its stream reset", resp.StatusCode)
+	}
+	if !strings.Contains(err.Error(), "INTERNAL_ERROR") {
+		t.Errorf("the client got %v, want a stream reset with INTERNAL_ERROR", err)
+	}
+
+	backend.Close()
+	resp, err = p.Client().Get(p.URL + "/api/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a backend that is down: %d, want 503", resp.StatusCode)
 	}
 }

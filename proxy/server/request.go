@@ -82,23 +82,31 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 			return nil
 		}
 		status.Warnings(translate.ToUpstream, resp.Header["Warning"])
-		if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		translateStatus := s.bodies.Upstream
+		switch contentType := resp.Header.Get("Content-Type"); {
+		case negotiate.IsProtobuf(contentType):
+			// The client's Accept is forwarded as it is: the Status may be protobuf.
+			translateStatus = s.bodies.ProtobufUpstreamOf(schema.GroupResource{})
+		case !negotiate.IsJSON(contentType):
 			return nil
 		}
 		if err := gunzip(resp); err != nil {
 			return err
 		}
-		return replaceBody(resp, s.bodies.Upstream)
+		return replaceBody(resp, translateStatus)
 	})
 	s.proxy.ServeHTTP(w, r)
 }
 
-// prepareResource negotiates what the backend answers a resource request in. Protobuf, CBOR and YAML
-// cannot be translated: Accept is narrowed to JSON, keeping the shape asked for (as=Table,
-// PartialObjectMetadata, ...); when the backend can serve no range, it answers its own 406
-// (negotiate.Narrow). This holds for every resource, since any object's ownerReferences may point at a
-// mapped group (a Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type. An
-// answer kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
+// prepareResource negotiates what the backend answers a resource request in. CBOR and YAML cannot be
+// translated, nor protobuf of kinds the proxy does not know: Accept is narrowed to JSON, keeping the shape
+// asked for (as=Table, PartialObjectMetadata, ...), and protobuf is kept where the proxy translates it
+// (negotiate.AcceptProtobuf): built-in kinds (body.DecodesProtobuf), and PartialObjectMetadata of any
+// resource; when the backend can serve no range, it answers its own 406. This holds for every resource,
+// since any object's ownerReferences may point at a mapped group (a Secret owned by a Cluster); client-go
+// decodes the answer by its Content-Type. CRDs (whose answers package crd rewrites in JSON) and watches
+// over a websocket (whose frames websocket.go translates in JSON) are narrowed to JSON. An answer
+// kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
 // backend is asked for an uncompressed answer: compressing a list it must then decompress to translate
 // costs the backend and the proxy more CPU than the bytes cost the link; the translation is compressed
 // for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses it.
@@ -108,7 +116,11 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 		endpoint = negotiate.CustomResource
 	}
 	ex.yaml = !ex.req.Watch && negotiate.AnswersYAML(r.Header.Values("Accept"), endpoint)
-	negotiate.Narrow(r.Header, endpoint)
+	if ex.req.Class == classify.CRD || ex.req.WebSocket {
+		negotiate.Narrow(r.Header, endpoint)
+	} else {
+		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped && body.DecodesProtobuf(ex.req.Group))
+	}
 	ex.gzip = acceptsGzip(r.Header)
 	// Named, so that the transport neither asks for gzip itself nor decompresses.
 	r.Header.Set("Accept-Encoding", "identity")

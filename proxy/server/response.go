@@ -15,7 +15,10 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/net/http2"
+
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -126,9 +129,27 @@ func streamBody(resp *http.Response, waitForOutput bool, translate func(dst io.W
 // and lists again if the backend no longer has it, whereas an aborted response would surface as a
 // decoding error. A translation failure ends it after an ERROR event, and is counted.
 func (s *server) watchBody(ex *exchange, resp *http.Response, objects stream.Objects) {
+	s.watchStream(ex, resp, func(in io.Reader) watchReader { return stream.NewWatchReader(in, objects) })
+}
+
+// watchReader is a translated watch read event by event (stream.WatchReader, stream.ProtobufWatchReader).
+type watchReader interface {
+	io.Reader
+	// Err says why the stream ended: nil at its end, the source's error, or a translation failure.
+	Err() error
+}
+
+// protobufWatchBody is watchBody for a protobuf watch (stream.ProtobufWatchReader): each event's object is
+// translated with object.
+func (s *server) protobufWatchBody(ex *exchange, resp *http.Response, object func([]byte) ([]byte, error)) {
+	s.watchStream(ex, resp, func(in io.Reader) watchReader { return stream.NewProtobufWatchReader(in, object) })
+}
+
+// watchStream replaces the body of a watch with the translation newReader reads from it (see watchBody).
+func (s *server) watchStream(ex *exchange, resp *http.Response, newReader func(io.Reader) watchReader) {
 	src := resp.Body
 	in := &sourceReader{r: src}
-	r := stream.NewWatchReader(in, objects)
+	r := newReader(in)
 	s.watchMemory.started()
 	var once sync.Once
 	end := func() {
@@ -205,6 +226,9 @@ func (r *readCloser) Close() error { return r.close() }
 // kube-apiserver sends each of them the same bytes.
 func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 	gr := schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}
+	if resp.StatusCode != http.StatusSwitchingProtocols && negotiate.IsProtobuf(resp.Header.Get("Content-Type")) {
+		return s.translateProtobuf(ex, resp, gr)
+	}
 	upstream := s.bodies.UpstreamOfValid(gr)
 	if ex.req.Watch {
 		upstream = s.sharedWatch.Object(gr.String(), upstream)
@@ -248,6 +272,34 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	return replaceBody(resp, yaml.JSONToYAML)
 }
 
+// translateProtobuf translates a protobuf response to a request of the resource gr in place
+// (body.Translator.ProtobufUpstreamOf): a watch frame by frame, its objects' translations shared by the
+// watches of the resource as in JSON; anything else (an object, a list, an error's Status) whole, once it
+// has been read: a protobuf message states its length before its content, so a list that changes cannot
+// be written before all of it was read. A response that names no private group is passed on as it is.
+func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
+	req := ex.req
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	if !req.IsResource {
+		return nil
+	}
+	if err := gunzip(resp); err != nil {
+		return err
+	}
+	object := s.bodies.ProtobufUpstreamOf(gr)
+	if req.Watch && resp.StatusCode < http.StatusMultipleChoices {
+		shared := s.timed(req, s.sharedWatch.Object("protobuf "+gr.String(), object))
+		s.protobufWatchBody(ex, resp, func(obj []byte) ([]byte, error) {
+			if !groupnames.Mentions(translate.ToUpstream, obj) {
+				return obj, nil // the frame is passed on as it is, and nothing is held for it
+			}
+			return shared(obj)
+		})
+		return nil
+	}
+	return replaceBody(resp, s.timed(req, object))
+}
+
 // translateJSON translates a JSON response in place: an error's Status, a watch event by event, a list
 // item by item (both streamed), or a single object (a Status or a Table too).
 func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream.Objects, upstream, statusUpstream func([]byte) ([]byte, error)) error {
@@ -287,11 +339,19 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 
 // proxyError answers a request the proxy could not complete: the Status a response translation failed
 // with, 504 Timeout when the backend sent no response headers in time (headerTimeout), or 503
-// ServiceUnavailable when the backend could not be reached or broke off.
+// ServiceUnavailable when the backend could not be reached or broke off. A backend that reset the
+// request's HTTP/2 stream after it was sent (kube-apiserver does when a handler panics: v1.34 on a
+// protobuf body for a custom resource) has the client's stream reset too, as kube-apiserver would have
+// reset it (http.ErrAbortHandler: net/http resets the stream, or closes an HTTP/1.1 connection).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		klog.V(4).InfoS("Client went away", "path", r.URL.Path, "err", err)
 		return
+	}
+	var reset http2.StreamError
+	if errors.As(err, &reset) {
+		klog.V(2).InfoS("The backend reset the request's stream; resetting the client's", "path", r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
 	}
 	var apiErr *apierrors.StatusError
 	if errors.As(err, &apiErr) {

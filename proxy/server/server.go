@@ -18,11 +18,12 @@
 //     served ahead of the whole chain, at their own paths;
 //  4. the request stage (request.go): the path to the private group, the query's selectors and the body
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
-//     decodes (package body), Accept narrowed to what can be translated (package negotiate);
+//     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
+//     kinds and metadata (package negotiate);
 //  5. forward it with httputil.ReverseProxy over client-go's transport, unbuffered (FlushInterval -1);
 //     a watch over a websocket frame by frame (websocket.go);
 //  6. the response stage (response.go): Warning headers, Status bodies, single objects, and lists and
-//     watches streamed object by object (package stream).
+//     watches streamed object by object (package stream), in JSON or protobuf.
 //
 // Authentication is the backend's: in pass-through mode the proxy uses only the backend's address and TLS
 // trust and forwards the client's Authorization header unchanged; in sidecar mode it uses the pod's own
@@ -46,9 +47,14 @@
 // serve. A list whose translation fails after its first 32 KiB were sent is cut off (the client sees a
 // truncated body); a watch ends with an ERROR event.
 //
-// Protobuf and CBOR: Accept is narrowed to JSON for every resource request (client-go decodes the answer
-// by its Content-Type); request bodies are translated in their own encoding (CBOR stays CBOR), protobuf
-// bodies of built-in kinds transcoded to JSON when they name a mapped group. Table cells are printed text:
+// Protobuf and CBOR: a client asking for protobuf of a built-in kind, or for PartialObjectMetadata of any
+// resource, is answered in protobuf (negotiate.AcceptProtobuf), translated at the same group paths as
+// JSON where a private group name occurs in it and passed through untouched otherwise
+// (body.Translator.ProtobufUpstreamOf; watches frame by frame, stream.ProtobufWatchReader); other
+// answers are negotiated in JSON (client-go decodes the answer by its Content-Type; custom resources have
+// no protobuf). Request bodies are translated in their own encoding (CBOR stays CBOR), protobuf bodies
+// of built-in kinds transcoded to JSON when they name a mapped group. A backend that resets a request's
+// HTTP/2 stream has the client's reset too. Table cells are printed text:
 // private group names in them are replaced whole (body.Translator).
 //
 // gzip: resource requests ask the backend for an uncompressed answer (discovery's is gzip'ed by the

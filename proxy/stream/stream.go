@@ -14,7 +14,9 @@
 // well-formed JSON. Watches of one resource can share their translations (Shared).
 //
 // Members are written in the order they arrive. Whitespace between tokens is not preserved (the
-// apiserver sends none). Only JSON is handled: protobuf and CBOR streams are a known limit of the proxy.
+// apiserver sends none). Protobuf watches (length-prefixed WatchEvent frames) are translated frame by
+// frame by ProtobufWatchReader; a protobuf list states its length before its items, and is translated
+// whole (package body). CBOR streams are a known limit of the proxy (kube-apiserver v1.34 serves no CBOR).
 package stream
 
 import (

@@ -378,9 +378,14 @@ func normalise(s *side, ex exchange, known volatiles) (string, string) {
 	if json.Unmarshal(data, &doc) == nil {
 		v.collect(doc, "")
 	}
+	yamlBody := strings.HasPrefix(ex.header.Get("Content-Type"), "application/yaml")
 	for _, old := range v.sorted() {
 		if short, ok := strings.CutPrefix(old, rvPrefix); ok {
 			body = replaceQuoted(body, short, v[old])
+			if yamlBody {
+				// YAML writes a plain scalar unquoted: a Table's age cell is a sequence item ("- 1s").
+				body = strings.ReplaceAll(body, "- "+short+"\n", "- "+v[old]+"\n")
+			}
 			continue
 		}
 		body = strings.ReplaceAll(body, old, v[old])

@@ -1,0 +1,218 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// A protobuf watch (Content-Type application/vnd.kubernetes.protobuf;stream=watch) is a sequence of
+// frames, each a 4-byte big-endian length and a metav1.WatchEvent message of that length without the
+// envelope (protobuf.LengthDelimitedFramer around the raw protobuf serializer): its type (field 1) and
+// a runtime.RawExtension (field 2) whose raw bytes (its field 1) are the event's object, encoded with the
+// envelope as any protobuf object (k8s.io/apiserver's watchEncoder).
+
+// maxProtobufFrame bounds one frame read from the backend: far above any watch event (etcd stores
+// objects of up to 1.5 MiB by default), so that a broken backend cannot make the proxy hold unbounded
+// memory.
+const maxProtobufFrame = 64 << 20
+
+// ProtobufWatchReader is WatchReader for a protobuf watch: each Read hands on the next translated frame,
+// or the rest of it, and src is read only when the last frame was read whole. The object of every event
+// (ADDED, MODIFIED, DELETED, BOOKMARK and ERROR alike: the translation chooses by the object's kind) is
+// translated by object, which gets the protobuf-encoded object and may return it as it is (the frame is
+// then passed on as the backend sent it) or nil to drop the event. A frame that cannot be read or
+// translated ends the stream after an ERROR event carrying a 500 Status, in protobuf; the end of src, or
+// its failure between frames or inside one, ends it without one, as the backend's own stream would have
+// ended (Err tells them apart).
+type ProtobufWatchReader struct {
+	src    io.Reader
+	object func([]byte) ([]byte, error)
+	header [4]byte
+	// pending is the part of the current frame not read yet.
+	pending []byte
+	ended   bool
+	err     error
+}
+
+// NewProtobufWatchReader returns a ProtobufWatchReader of the frames of src.
+func NewProtobufWatchReader(src io.Reader, object func([]byte) ([]byte, error)) *ProtobufWatchReader {
+	return &ProtobufWatchReader{src: src, object: object}
+}
+
+// Read implements io.Reader.
+func (r *ProtobufWatchReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.ended {
+			return 0, io.EOF
+		}
+		r.next()
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+// Err returns why the stream ended: nil at its end or before it, the reader's error when src failed, else
+// the frame that could not be translated.
+func (r *ProtobufWatchReader) Err() error { return r.err }
+
+// next reads and translates the next frame into pending (nothing for a dropped event: Read then reads
+// the next), or ends the stream: pending then holds the ERROR event, if any, and err why it ended.
+func (r *ProtobufWatchReader) next() {
+	if _, err := io.ReadFull(r.src, r.header[:]); err != nil {
+		r.ended = true
+		if !errors.Is(err, io.EOF) {
+			r.err = err
+		}
+		return
+	}
+	size := binary.BigEndian.Uint32(r.header[:])
+	if size > maxProtobufFrame {
+		r.fail(fmt.Errorf("watch event: a frame of %d bytes", size))
+		return
+	}
+	frame, err := readFrame(r.src, r.header, size)
+	if err != nil {
+		r.ended, r.err = true, err
+		return
+	}
+	out, err := protobufEvent(frame[4:], r.object)
+	switch {
+	case err != nil:
+		r.fail(fmt.Errorf("watch event: %w", err))
+	case out == nil: // dropped
+	case len(out) == int(size) && (size == 0 || &out[0] == &frame[4]):
+		r.pending = frame // as the backend sent it
+	default:
+		r.pending = protobufFrame(out)
+	}
+}
+
+// eagerFrame is the largest frame read into a buffer of its stated length at once; a longer one is read
+// as it comes, so that a length the backend does not send is not allocated.
+const eagerFrame = 1 << 20
+
+// readFrame reads the size bytes of a frame after its header, and returns the frame with its header.
+func readFrame(src io.Reader, header [4]byte, size uint32) ([]byte, error) {
+	if size <= eagerFrame {
+		frame := make([]byte, 4+size)
+		copy(frame, header[:])
+		if _, err := io.ReadFull(src, frame[4:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		return frame, nil
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, 4+eagerFrame))
+	buf.Write(header[:])
+	n, err := buf.ReadFrom(io.LimitReader(src, int64(size)))
+	if err == nil && n < int64(size) {
+		err = io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), err
+}
+
+func (r *ProtobufWatchReader) fail(err error) {
+	r.ended, r.err = true, err
+	r.pending = protobufFrame(protobufErrorEvent(err))
+}
+
+func protobufFrame(event []byte) []byte {
+	frame := make([]byte, 4, 4+len(event))
+	binary.BigEndian.PutUint32(frame, uint32(len(event)))
+	return append(frame, event...)
+}
+
+// protobufEvent translates one metav1.WatchEvent message (without frame or envelope): the raw object of
+// its RawExtension with object, every other field as it is. It returns event itself when object returns
+// the object as it is, nil when object drops it, and an error for a malformed event.
+func protobufEvent(event []byte, object func([]byte) ([]byte, error)) ([]byte, error) {
+	var translated error
+	out, err := replaceBytesField(event, 2, func(ext []byte) ([]byte, error) {
+		return replaceBytesField(ext, 1, func(obj []byte) ([]byte, error) {
+			out, err := object(obj)
+			if err == nil && out == nil {
+				translated = errDropped
+			}
+			return out, err
+		})
+	})
+	switch {
+	case errors.Is(translated, errDropped):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return out, nil
+}
+
+var errDropped = errors.New("dropped")
+
+// replaceBytesField returns msg with the value of each length-delimited field num replaced by fn's result,
+// every other byte as it is; msg itself when fn changes nothing.
+func replaceBytesField(msg []byte, num protowire.Number, fn func([]byte) ([]byte, error)) ([]byte, error) {
+	var out []byte
+	for i := 0; i < len(msg); {
+		n, typ, tagLen := protowire.ConsumeTag(msg[i:])
+		if tagLen < 0 {
+			return nil, protowire.ParseError(tagLen)
+		}
+		valueLen := protowire.ConsumeFieldValue(n, typ, msg[i+tagLen:])
+		if valueLen < 0 {
+			return nil, protowire.ParseError(valueLen)
+		}
+		field := msg[i : i+tagLen+valueLen]
+		i += len(field)
+		if n != num || typ != protowire.BytesType {
+			if out != nil {
+				out = append(out, field...)
+			}
+			continue
+		}
+		value, _ := protowire.ConsumeBytes(field[tagLen:])
+		replaced, err := fn(value)
+		if err != nil || replaced == nil {
+			return nil, err
+		}
+		if len(replaced) == len(value) && (len(value) == 0 || &replaced[0] == &value[0]) {
+			if out != nil {
+				out = append(out, field...)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(msg)+64), msg[:i-len(field)]...)
+		}
+		out = protowire.AppendTag(out, num, protowire.BytesType)
+		out = protowire.AppendBytes(out, replaced)
+	}
+	if out == nil {
+		return msg, nil
+	}
+	return out, nil
+}
+
+// protobufPrefix starts every protobuf-encoded object (k8s.io/apimachinery's protobuf serializer).
+var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// protobufErrorEvent is ErrorEvent in protobuf: a metav1.WatchEvent message of type ERROR whose object is
+// a 500 InternalError Status for err, encoded as kube-apiserver encodes them.
+func protobufErrorEvent(err error) []byte {
+	s := apierrors.NewInternalError(err).ErrStatus
+	raw, _ := s.Marshal()
+	unk := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Status"}, Raw: raw}
+	obj, _ := unk.Marshal()
+	event := metav1.WatchEvent{Type: watchError, Object: runtime.RawExtension{Raw: append(append([]byte(nil), protobufPrefix...), obj...)}}
+	out, _ := event.Marshal()
+	return out
+}
