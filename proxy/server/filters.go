@@ -38,6 +38,9 @@ type exchange struct {
 	// untranslatedRequest is set for a request of a built-in kind in a namespace served from the upstream
 	// groups: its query and body go to the backend as they are (cutover.go).
 	untranslatedRequest bool
+	// sharedScope, when set, is the scope under which a watch's translations are shared with the other
+	// watches of its resource (translateResponse): it names the resource whose translation they are.
+	sharedScope string
 	// endWatch, when set, ends a watch with 410 Expired once it is cancelled with the cause
 	// errModeChanged (cutover.go); it ends with the request too.
 	endWatch context.Context
