@@ -12,8 +12,10 @@
 // Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON and gzip),
 // WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
 // their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
-// HTTP/2, -writes patches, the time until every watcher has seen one) with the proxy's RSS idle, with
-// the watches open, and -settle after they closed. It prints markdown tables. Wall-clock figures are
+// HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
+// and through the proxy) with the proxy's RSS idle, with the watches open, and -settle after they
+// closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
+// fan-out and its heap after the watches closed. It prints markdown tables. Wall-clock figures are
 // only comparable within one run on a quiet machine.
 //
 //	KUBE_BIN_DIR=... go run ./tests/bench/e2e -rounds 4 -fanout 100,500,1000
@@ -784,6 +786,7 @@ func (b *bench) fanoutTable() error {
 		}
 		time.Sleep(b.o.settle) // what the proxy's RSS is -settle after the watches closed
 		after := readMemory(proxy.pid)
+		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-after-close.txt", n))
 		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f |\n", n,
 			percentile(direct, 50), percentile(direct, 99), percentile(viaBare, 50), percentile(viaBare, 99),
 			percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50), percentile(lat, 50)/percentile(viaBare, 50),
