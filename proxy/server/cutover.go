@@ -12,8 +12,10 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -275,100 +277,101 @@ func endWatch(ex *exchange, resp *http.Response) {
 	resp.ContentLength = -1
 }
 
-// watchEnder passes a newline-delimited watch stream through until end is closed, then ends it after the
-// event in flight with tail. Reads of src happen in a goroutine of their own, so that end is seen while
-// the stream is idle.
+// watchEnder passes a newline-delimited watch stream through until end is cancelled with the cause
+// errModeChanged, then ends it after the event in flight with tail.
+//
+// No goroutine waits for end, so that an open watch holds none for it: Read looks at end before and
+// after each read of src, and when end comes while the stream is between events (Read waits for the
+// backend, or is about to), its callback (context.AfterFunc) closes src to wake Read, which then drops
+// whatever it read (it began after the last event passed on) and ends the stream.
 type watchEnder struct {
-	src    io.ReadCloser
-	end    <-chan struct{}
-	tail   []byte
-	chunks chan chunk
-	stop   chan struct{}
-	once   sync.Once
+	src  io.ReadCloser
+	end  context.Context
+	stop func() bool
 
-	pending []byte
+	// tail, then err, are what Read returns once err is set (only Read's goroutine touches them).
+	tail []byte
+	err  error
+
+	mu sync.Mutex
 	// boundary is true when everything passed on so far ends with a whole event.
 	boundary bool
-	// ending is set once end is closed: the stream ends at the next event boundary.
+	// ending is set once end came: the stream ends at the next event boundary.
 	ending bool
-	err    error
+	// closed is set when the callback closed src at a boundary.
+	closed bool
 }
 
-type chunk struct {
-	data []byte
-	err  error
-}
-
-func newWatchEnder(src io.ReadCloser, end <-chan struct{}, tail []byte) *watchEnder {
-	e := &watchEnder{src: src, end: end, tail: tail, chunks: make(chan chunk), stop: make(chan struct{}), boundary: true}
-	go e.pump()
+func newWatchEnder(src io.ReadCloser, end context.Context, tail []byte) *watchEnder {
+	e := &watchEnder{src: src, end: end, tail: tail, boundary: true}
+	e.stop = context.AfterFunc(end, e.ended)
 	return e
 }
 
-func (e *watchEnder) pump() {
-	for {
-		buf := make([]byte, 32<<10)
-		n, err := e.src.Read(buf)
-		select {
-		case e.chunks <- chunk{data: buf[:n], err: err}:
-		case <-e.stop:
-			return
-		}
-		if err != nil {
-			return
-		}
+// ended runs when end is done: at a boundary, it closes src to end the stream.
+func (e *watchEnder) ended() {
+	e.mu.Lock()
+	e.noticeEnd()
+	wake := e.ending && e.boundary && !e.closed
+	e.closed = e.closed || wake
+	e.mu.Unlock()
+	if wake {
+		_ = e.src.Close()
+	}
+}
+
+// noticeEnd sets ending once end was cancelled by a mode change (not by the request's end). e.mu is held.
+func (e *watchEnder) noticeEnd() {
+	if !e.ending && e.end.Err() != nil && errors.Is(context.Cause(e.end), errModeChanged) {
+		e.ending = true
 	}
 }
 
 func (e *watchEnder) Read(p []byte) (int, error) {
-	for {
-		switch {
-		case len(e.pending) > 0:
-			data := e.pending
-			if e.ending {
-				if i := bytes.IndexByte(data, '\n'); i >= 0 {
-					// The event in flight is complete: the tail follows it, and nothing else.
-					data = append(data[:i+1:i+1], e.tail...)
-					e.pending, e.tail, e.err, e.ending = data, nil, io.EOF, false
-				}
-			}
-			n := copy(p, data)
-			e.pending = data[n:]
-			if e.err == nil {
-				e.boundary = p[n-1] == '\n'
-			}
-			return n, nil
-		case e.err != nil:
-			return 0, e.err
-		case e.ending && e.boundary:
-			e.pending, e.tail, e.err, e.ending = e.tail, nil, io.EOF, false
-			continue
-		}
-		end := e.end
-		if e.ending {
-			end = nil
-		} else {
-			// end first: once it is closed, nothing more than the event in flight goes out.
-			select {
-			case <-end:
-				e.ending = true
-				continue
-			default:
-			}
-		}
-		select {
-		case c := <-e.chunks:
-			e.pending = c.data
-			if c.err != nil {
-				e.err = c.err
-			}
-		case <-end:
-			e.ending = true
+	if e.err != nil {
+		return e.readTail(p)
+	}
+	e.mu.Lock()
+	e.noticeEnd()
+	done := e.ending && e.boundary
+	e.mu.Unlock()
+	if done {
+		e.err = io.EOF
+		return e.readTail(p)
+	}
+
+	n, err := e.src.Read(p)
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.noticeEnd()
+	if e.closed {
+		e.err = io.EOF
+		return e.readTail(p)
+	}
+	if e.ending && n > 0 {
+		if i := bytes.IndexByte(p[:n], '\n'); i >= 0 {
+			// The event in flight is complete: the tail follows it, and nothing else.
+			n, err, e.err = i+1, nil, io.EOF
 		}
 	}
+	if n > 0 {
+		e.boundary = p[n-1] == '\n'
+	}
+	return n, err
+}
+
+// readTail returns the rest of the tail, then e.err.
+func (e *watchEnder) readTail(p []byte) (int, error) {
+	if len(e.tail) == 0 {
+		return 0, e.err
+	}
+	n := copy(p, e.tail)
+	e.tail = e.tail[n:]
+	return n, nil
 }
 
 func (e *watchEnder) Close() error {
-	e.once.Do(func() { close(e.stop) })
+	e.stop()
 	return e.src.Close()
 }

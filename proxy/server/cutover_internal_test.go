@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"io"
 	"testing"
 	"testing/iotest"
@@ -20,7 +21,7 @@ func TestWatchEnder(t *testing.T) {
 	} {
 		for _, small := range []bool{false, true} {
 			pr, pw := io.Pipe()
-			end := make(chan struct{})
+			end, cancel := context.WithCancelCause(context.Background())
 			e := newWatchEnder(pr, end, []byte("TAIL\n"))
 			var r io.Reader = e
 			if small {
@@ -35,7 +36,7 @@ func TestWatchEnder(t *testing.T) {
 				for _, w := range tc.before {
 					_, _ = pw.Write([]byte(w))
 				}
-				<-end
+				<-end.Done()
 				for _, w := range tc.after {
 					if _, err := pw.Write([]byte(w)); err != nil {
 						return
@@ -47,7 +48,7 @@ func TestWatchEnder(t *testing.T) {
 			if _, err := io.ReadFull(r, buf); err != nil {
 				t.Fatal(err)
 			}
-			close(end)
+			cancel(errModeChanged)
 			go func() {
 				rest, _ := io.ReadAll(r)
 				got <- string(buf) + string(rest)
@@ -57,5 +58,20 @@ func TestWatchEnder(t *testing.T) {
 			}
 			_ = e.Close()
 		}
+	}
+}
+
+// TestWatchEnderRequestEnds: an end that is not a mode change (the request's context ended) adds no
+// tail: the stream goes on until the reverse proxy stops reading it.
+func TestWatchEnderRequestEnds(t *testing.T) {
+	pr, pw := io.Pipe()
+	end, cancel := context.WithCancelCause(context.Background())
+	e := newWatchEnder(pr, end, []byte("TAIL\n"))
+	defer e.Close()
+	cancel(context.Canceled)
+	go func() { _, _ = pw.Write([]byte("{a}\n")); _ = pw.Close() }()
+	got, err := io.ReadAll(e)
+	if err != nil || string(got) != "{a}\n" {
+		t.Errorf("got %q, %v", got, err)
 	}
 }

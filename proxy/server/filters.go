@@ -41,8 +41,12 @@ type exchange struct {
 	// sent is the request body as the client sent it and as the proxy forwarded it, where it changed it
 	// (translateRequest).
 	sent *sentBody
-	// endWatch, when set, ends a watch with 410 Expired once it is closed (cutover.go).
-	endWatch <-chan struct{}
+	// sharedScope, when set, is the scope under which a watch's translations are shared with the other
+	// watches of its resource (translateResponse): it names the resource whose translation they are.
+	sharedScope string
+	// endWatch, when set, ends a watch with 410 Expired once it is cancelled with the cause
+	// errModeChanged (cutover.go); it ends with the request too.
+	endWatch context.Context
 }
 
 type exchangeKey struct{}

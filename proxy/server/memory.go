@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -11,7 +12,10 @@ import (
 // the Go heap has room for all of them again but keeps it, and the runtime's background scavenger
 // gives it back only slowly (and only after a garbage collection, which an idle proxy may not run for
 // minutes). A sidecar's RSS must come back down: the proxy collects and returns the free memory
-// itself, once, a short while after the number of open watches fell to half its peak.
+// itself, once, a short while after the number of open watches fell to half its peak. It collects
+// twice: what a sync.Pool holds (the reverse proxy's copy buffers, the HTTP/2 server's response writers
+// and the HTTP/2 client's data buffers, several KB per watch) survives one collection in the pool's
+// victim cache, and an idle proxy runs no second one.
 const (
 	// releaseMinWatches is the peak below which a burst is too small to matter.
 	releaseMinWatches = 64
@@ -24,11 +28,17 @@ type watchMemory struct {
 	mu         sync.Mutex
 	open, peak int
 	timer      *time.Timer
-	// release returns the memory: debug.FreeOSMemory.
+	// release returns the memory: releaseMemory.
 	release func()
 }
 
-func newWatchMemory() *watchMemory { return &watchMemory{release: debug.FreeOSMemory} }
+func newWatchMemory() *watchMemory { return &watchMemory{release: releaseMemory} }
+
+// releaseMemory empties the sync.Pools (two collections) and returns the free memory to the OS.
+func releaseMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
 
 func (m *watchMemory) started() {
 	m.mu.Lock()

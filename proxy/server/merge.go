@@ -403,7 +403,10 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 		select {
 		case <-ctx.Done():
 			return
-		case <-ex.endWatch:
+		case <-ex.endWatch.Done():
+			if context.Cause(ex.endWatch) != errModeChanged {
+				return // the request ended
+			}
 			_, _ = w.Write(expiredEvent(modeChanged))
 			flush()
 			return

@@ -65,8 +65,10 @@ type modes struct {
 	// expired is the highest resourceVersion of a Namespace at a mode change: a cluster-wide watch or
 	// exact list from before it is answered 410 Expired.
 	expired uint64
-	// changed is closed when this view is replaced after a mode change.
-	changed chan struct{}
+	// changed is cancelled when this view is replaced after a mode change (views replaced without one
+	// share it, and change, with the view before them).
+	changed context.Context
+	change  context.CancelFunc
 }
 
 // nsMode is the serving mode of one namespace.
@@ -102,7 +104,9 @@ func (m nsMode) metricLabel() string {
 // capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held).
 func NewNamespaces(reg prometheus.Registerer) *Namespaces {
 	n := &Namespaces{}
-	n.snap.Store(&modes{byName: map[string]nsMode{}, changed: make(chan struct{})})
+	first := &modes{byName: map[string]nsMode{}}
+	first.changed, first.change = context.WithCancel(context.Background())
+	n.snap.Store(first)
 	if reg != nil {
 		n.byMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "capi_proxy", Name: "namespaces",
@@ -191,10 +195,10 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 	}
 }
 
-// replace stores a copy of cur with name's mode set; changed closes cur's channel, ending the watches
+// replace stores a copy of cur with name's mode set; changed cancels cur's changed, ending the watches
 // that cover name.
 func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool) {
-	next := &modes{byName: make(map[string]nsMode, len(cur.byName)+1), expired: max(cur.expired, m.expired), changed: cur.changed}
+	next := &modes{byName: make(map[string]nsMode, len(cur.byName)+1), expired: max(cur.expired, m.expired), changed: cur.changed, change: cur.change}
 	for k, v := range cur.byName {
 		next.byName[k] = v
 	}
@@ -213,11 +217,11 @@ func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool) {
 	}
 	sort.Strings(next.upstream)
 	if changed {
-		next.changed = make(chan struct{})
+		next.changed, next.change = context.WithCancel(context.Background())
 	}
 	n.snap.Store(next)
 	if changed {
-		close(cur.changed)
+		cur.change()
 	}
 }
 
@@ -229,27 +233,62 @@ func (m *modes) mode(namespace string) nsMode {
 	return nsMode{mode: serving.Private}
 }
 
-// ended returns a channel closed once the mode of namespace (of any namespace if namespace is empty)
-// differs from its mode in view m, or never if ctx ends first.
-func (n *Namespaces) ended(ctx context.Context, m *modes, namespace string) <-chan struct{} {
-	out := make(chan struct{})
-	want := m.mode(namespace)
-	go func() {
-		cur := m
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-cur.changed:
-			}
-			cur = n.current()
-			if namespace == "" || !cur.mode(namespace).same(want) {
-				close(out)
-				return
-			}
-		}
-	}()
-	return out
+// errModeChanged is the cause (context.Cause) of a context of Namespaces.ended cancelled by a mode
+// change.
+var errModeChanged = errors.New("the namespace's serving mode changed")
+
+// ended returns a context that ends with ctx, and is cancelled with the cause errModeChanged once the
+// mode of namespace (of any namespace if namespace is empty) differs from its mode in view m.
+//
+// Nothing waits for that meanwhile, so that an open watch holds no goroutine for it: the mode is looked
+// at again each time the view is replaced after a change (context.AfterFunc on its changed), and the
+// callback is removed when ctx ends.
+func (n *Namespaces) ended(ctx context.Context, m *modes, namespace string) context.Context {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &modeWatch{n: n, namespace: namespace, want: m.mode(namespace), end: func() { cancel(errModeChanged) }}
+	w.arm(m)
+	context.AfterFunc(ctx, w.disarm)
+	return ctx
+}
+
+// modeWatch calls end once namespace's mode differs from want (any change, for all namespaces).
+type modeWatch struct {
+	n         *Namespaces
+	namespace string
+	want      nsMode
+	end       func()
+
+	mu sync.Mutex
+	// stop removes the callback on the current view; disarmed is set once the watch is over.
+	stop     func() bool
+	disarmed bool
+}
+
+// arm calls check once view m is replaced after a change (at once if it was already).
+func (w *modeWatch) arm(m *modes) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.disarmed {
+		w.stop = context.AfterFunc(m.changed, w.check)
+	}
+}
+
+func (w *modeWatch) check() {
+	cur := w.n.current()
+	if w.namespace == "" || !cur.mode(w.namespace).same(w.want) {
+		w.end()
+		return
+	}
+	w.arm(cur)
+}
+
+func (w *modeWatch) disarm() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.disarmed = true
+	if w.stop != nil {
+		w.stop()
+	}
 }
 
 // countHeld counts a held write.

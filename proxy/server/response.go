@@ -123,13 +123,19 @@ func streamBody(resp *http.Response, waitForOutput bool, translate func(dst io.W
 
 // watchBody replaces the body of a watch with its translation, read event by event as the reverse
 // proxy copies it to the client (stream.WatchReader): an open watch holds no goroutine, pipe or output
-// buffer of its own, only the event being read. A watch whose backend stream breaks off (the backend
+// buffer of its own, only the event being read. With ex.sharedScope set, whole events' translations are
+// shared with the other watches of the resource (stream.NewSharedWatchReader). A watch whose backend stream breaks off (the backend
 // restarted, its connection dropped) ends cleanly, at the last whole event, as kube-apiserver ends a
 // watch that times out: client-go's reflector then watches again from the last resourceVersion it saw,
 // and lists again if the backend no longer has it, whereas an aborted response would surface as a
 // decoding error. A translation failure ends it after an ERROR event, and is counted.
 func (s *server) watchBody(ex *exchange, resp *http.Response, objects stream.Objects) {
-	s.watchStream(ex, resp, func(in io.Reader) watchReader { return stream.NewWatchReader(in, objects) })
+	s.watchStream(ex, resp, func(in io.Reader) watchReader {
+		if ex.sharedScope != "" {
+			return stream.NewSharedWatchReader(in, objects, s.sharedWatch, "event "+ex.sharedScope)
+		}
+		return stream.NewWatchReader(in, objects)
+	})
 }
 
 // watchReader is a translated watch read event by event (stream.WatchReader, stream.ProtobufWatchReader).
@@ -222,8 +228,9 @@ type readCloser struct {
 func (r *readCloser) Close() error { return r.close() }
 
 // translateResponse translates the backend's response to a Mapped or Other request, in place.
-// The objects of a watch are translated once for all the watches of the resource (stream.Shared):
-// kube-apiserver sends each of them the same bytes.
+// The events of a watch are translated once for all the watches of the resource (stream.Shared):
+// kube-apiserver sends each of them the same bytes. Over HTTP whole events are shared (watchBody), over
+// a websocket the objects.
 func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 	gr := schema.GroupResource{Group: ex.req.Group, Resource: ex.req.Resource}
 	if resp.StatusCode != http.StatusSwitchingProtocols && negotiate.IsProtobuf(resp.Header.Get("Content-Type")) {
@@ -231,7 +238,10 @@ func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 	}
 	upstream := s.bodies.UpstreamOfValid(gr)
 	if ex.req.Watch {
-		upstream = s.sharedWatch.Object(gr.String(), upstream)
+		ex.sharedScope = gr.String()
+		if ex.req.WebSocket {
+			upstream = s.sharedWatch.Object("object "+gr.String(), upstream)
+		}
 	}
 	return s.translateObjects(ex, resp, upstream)
 }

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"regexp"
 	"testing"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
@@ -77,4 +79,66 @@ func FuzzWatch(f *testing.F) {
 			t.Errorf("Watch(%q) failed (%v) without an ERROR event; last line %q", data, err, last)
 		}
 	})
+}
+
+// FuzzSharedWatchReader: a WatchReader that shares its translations hands on exactly what one that does
+// not would (events, ERROR events and their stream offsets, and Err), whatever the sizes of the
+// source's reads and of its caller's, and whether the events were translated before or not. (The offset
+// translate.Scan names in a syntax error is one in the reader's buffer, which depends on the reads:
+// bufferOffset drops it.)
+func FuzzSharedWatchReader(f *testing.F) {
+	event := `{"type":"MODIFIED","object":` + machine + "}"
+	for _, seed := range []string{
+		event + "\n" + event + "\n",
+		event + "\r\n \t" + event + "  \n\n" + event,
+		event + event + "\n" + event + " " + event + "\n",
+		event + "\n" + `{"type":"ADDED","object":` + machine + "}}\n" + event + "\n",
+		"{\n\"type\": \"ADDED\",\n\"object\": " + machine + "\n}\n" + event + "\n",
+		event + "\n" + `{"type":"ERROR","object":{"kind":"Status","code":410}}` + "\n" + `{"type":"ADD`,
+	} {
+		f.Add([]byte(seed), uint8(7), uint8(64))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, srcChunk, readSize uint8) {
+		want, wantErr := readWatch(stream.NewWatchReader(bytes.NewReader(data), objects), 512)
+		shared := stream.NewShared(1 << 20)
+		for i, chunk := range []int{len(data) + 1, int(srcChunk)%32 + 1, 1} {
+			r := stream.NewSharedWatchReader(&chunked{data: data, n: chunk}, objects, shared, "machines")
+			got, err := readWatch(r, int(readSize)%1024+1)
+			if !bytes.Equal(bufferOffset(got), bufferOffset(want)) || string(bufferOffset([]byte(fmt.Sprint(err)))) != string(bufferOffset([]byte(fmt.Sprint(wantErr)))) {
+				t.Fatalf("pass %d (source reads of %d): got %q, %v\nwant %q, %v", i, chunk, got, err, want, wantErr)
+			}
+		}
+	})
+}
+
+var bufferOffsets = regexp.MustCompile(` at offset [0-9]+ \(stream offset`)
+
+func bufferOffset(b []byte) []byte { return bufferOffsets.ReplaceAll(b, []byte(" (stream offset")) }
+
+// readWatch reads r to its end through a buffer of size bytes.
+func readWatch(r *stream.WatchReader, size int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, size)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return out, r.Err()
+		}
+	}
+}
+
+// chunked reads data at most n bytes at a time.
+type chunked struct {
+	data []byte
+	n    int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.n)], c.data)
+	c.data = c.data[n:]
+	return n, nil
 }

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"sync"
 )
 
@@ -43,30 +44,53 @@ func NewShared(maxBytes int) *Shared {
 // shared. The result must not be modified.
 func (s *Shared) Object(scope string, translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	return func(obj []byte) ([]byte, error) {
-		size := 2*len(obj) + len(scope)
-		if size > s.maxBytes/8 {
-			return translate(obj)
-		}
-		var h maphash.Hash
-		h.SetSeed(s.seed)
-		h.WriteString(scope)
-		h.Write(obj)
-		key := h.Sum64()
-		s.mu.Lock()
-		e, ok := s.entries[key]
-		s.mu.Unlock()
-		if ok && e.scope == scope && bytes.Equal(e.in, obj) {
-			return e.out, nil
+		if out, ok := s.lookup(scope, obj); ok {
+			return out, nil
 		}
 		out, err := translate(obj)
 		if err != nil || out == nil {
 			return out, err
 		}
-		// Copies: obj is the caller's buffer, and out may be obj itself.
-		e = &sharedEntry{scope: scope, in: bytes.Clone(obj), out: bytes.Clone(out)}
-		s.add(key, e, len(e.in)+len(e.out)+len(scope))
-		return e.out, nil
+		return s.store(scope, obj, out), nil
 	}
+}
+
+// lookup returns the translation of in stored under scope, if any.
+func (s *Shared) lookup(scope string, in []byte) ([]byte, bool) {
+	if !s.fits(scope, in) {
+		return nil, false
+	}
+	key := s.key(scope, in)
+	s.mu.Lock()
+	e, ok := s.entries[key]
+	s.mu.Unlock()
+	if ok && e.scope == scope && bytes.Equal(e.in, in) {
+		return e.out, true
+	}
+	return nil, false
+}
+
+// store remembers out as the translation of in under scope (when it is small enough to be held) and
+// returns the copy it holds, or out. Both are copied: in is the caller's buffer, and out may be in
+// itself. The copy of out has no room to append to.
+func (s *Shared) store(scope string, in, out []byte) []byte {
+	if !s.fits(scope, in) {
+		return out
+	}
+	e := &sharedEntry{scope: scope, in: bytes.Clone(in), out: slices.Clip(bytes.Clone(out))}
+	s.add(s.key(scope, in), e, len(e.in)+len(e.out)+len(scope))
+	return e.out
+}
+
+// fits reports whether a translation of in is small enough to be held: at most an eighth of the bound.
+func (s *Shared) fits(scope string, in []byte) bool { return 2*len(in)+len(scope) <= s.maxBytes/8 }
+
+func (s *Shared) key(scope string, in []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(scope)
+	h.Write(in)
+	return h.Sum64()
 }
 
 func (s *Shared) add(key uint64, e *sharedEntry, size int) {

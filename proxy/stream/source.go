@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,13 @@ type source struct {
 	pos, read int
 	// err is the reader's first error (io.EOF at its end); nothing is read after it.
 	err error
+	// size is the capacity of the last buffer released (at most maxSize), that of the next one: the
+	// events of a watch are alike, and one buffer large enough is read and scanned once.
+	size int
 }
+
+// maxSize bounds source.size: a rare large event does not make every later one take as much.
+const maxSize = 64 << 10
 
 func newSource(r io.Reader) *source { return &source{r: r} }
 
@@ -37,7 +44,11 @@ func (s *source) fill() bool {
 		s.buf = s.buf[:copy(s.buf, s.buf[s.pos:])]
 		s.pos = 0
 	}
-	if want := max(held, minRead); cap(s.buf)-len(s.buf) < want {
+	want := max(held, minRead)
+	if cap(s.buf) == 0 {
+		want = max(want, s.size)
+	}
+	if cap(s.buf)-len(s.buf) < want {
 		grown := make([]byte, len(s.buf), len(s.buf)+want)
 		copy(grown, s.buf)
 		s.buf = grown
@@ -55,12 +66,63 @@ func (s *source) fill() bool {
 	}
 }
 
-// release gives back the buffer once everything in it was read: a watch between events holds none.
+// release gives back the buffer once everything in it was read (but whitespace, the newline after a
+// watch event): a watch between events holds none.
 func (s *source) release() {
+	s.pos = skipSpace(s.buf, s.pos)
 	if s.pos == len(s.buf) {
+		s.size = min(cap(s.buf), maxSize)
 		s.read += s.pos
 		s.buf, s.pos = nil, 0
 	}
+}
+
+// drained reports whether everything read was consumed: the source holds nothing.
+func (s *source) drained() bool { return s.pos == len(s.buf) && s.err == nil }
+
+// take hands the source what its caller read from s.r into a buffer of its own (with the read's error),
+// when it holds nothing (drained).
+func (s *source) take(p []byte, err error) {
+	s.read += s.pos
+	s.buf = append(make([]byte, 0, max(len(p), minRead, s.size)), p...)
+	s.pos = 0
+	s.err = err
+}
+
+// consume drops the first n bytes of data, which is either the unread part of the source's buffer or
+// what its caller read from s.r into a buffer of its own while the source held nothing (the rest of
+// which the source takes).
+func (s *source) consume(data []byte, n int) {
+	if s.pos < len(s.buf) && &data[0] == &s.buf[s.pos] {
+		s.pos += n
+		s.release()
+		return
+	}
+	s.read += s.pos + n
+	s.buf, s.pos = nil, 0
+	if n < len(data) {
+		s.take(data[n:], nil)
+	}
+}
+
+// fillLine reads until a newline is held after pos, more than limit bytes are, or the reader has
+// nothing more.
+func (s *source) fillLine(limit int) {
+	for bytes.IndexByte(s.buf[s.pos:], '\n') < 0 && len(s.buf)-s.pos <= limit && s.fill() {
+	}
+}
+
+// newline reports whether what follows the value just read is a newline (after spaces, tabs and
+// carriage returns); unknown, when nothing follows it yet.
+func (s *source) newline(unknown bool) bool {
+	i := s.pos
+	for i < len(s.buf) && (s.buf[i] == ' ' || s.buf[i] == '\t' || s.buf[i] == '\r') {
+		i++
+	}
+	if i == len(s.buf) {
+		return unknown
+	}
+	return s.buf[i] == '\n'
 }
 
 // offset is the offset in the stream of the next unread byte.

@@ -207,7 +207,7 @@ func listItems(in *source, w *writer, object func([]byte) ([]byte, error)) error
 func Watch(dst io.Writer, flush func() error, src io.Reader, o Objects) error {
 	r := NewWatchReader(src, o)
 	for {
-		r.next()
+		r.next(nil)
 		if len(r.pending) > 0 {
 			if err := writeEvent(dst, flush, r.pending); err != nil {
 				return err
@@ -223,12 +223,18 @@ func Watch(dst io.Writer, flush func() error, src io.Reader, o Objects) error {
 // WatchReader is Watch as an io.Reader, for a caller that copies the translation on itself (the proxy's
 // reverse proxy, which flushes after every read): each Read hands on the next translated event, or the
 // rest of it, and src is read only when the last event was read whole, so that a watch holds no
-// goroutine or output buffer of its own while it waits for the backend. Read returns io.EOF at the end of
-// the stream whatever ended it (after the ERROR event where Watch writes one); Err says what Watch would
-// have returned.
+// goroutine or output buffer of its own while it waits for the backend: a Read that finds nothing
+// buffered reads src into its caller's buffer first. Read returns io.EOF at the end of the stream
+// whatever ended it (after the ERROR event where Watch writes one); Err says what Watch would have
+// returned.
 type WatchReader struct {
 	in *source
 	o  Objects
+	// shared, when set, holds whole events' translations under scope (NewSharedWatchReader).
+	shared *Shared
+	scope  string
+	// lines is set while the stream ends each event with a newline.
+	lines bool
 	// pending is the part of the current event not read yet.
 	pending []byte
 	ended   bool
@@ -240,16 +246,34 @@ func NewWatchReader(src io.Reader, o Objects) *WatchReader {
 	return &WatchReader{in: newSource(src), o: o}
 }
 
+// NewSharedWatchReader returns a WatchReader of the watch events of src that shares whole events'
+// translations, through shared, with the other readers of scope, which must name everything o's
+// translations depend on besides the bytes (the resource). kube-apiserver sends every watcher of a
+// resource the same bytes for an event (it encodes an event once per encoding and caches it for all its
+// watchers), and ends each with a newline (its JSON serializer's json.Encoder does): an event on a line
+// of its own that was translated before, by any reader of scope, is handed on without being scanned or
+// translated again, and, when it arrived in one read of src, without a buffer of its own. Once the stream
+// has shown that it ends events with a newline, an event is read up to its newline before it is looked
+// for. Errors and dropped events are not shared.
+func NewSharedWatchReader(src io.Reader, o Objects, shared *Shared, scope string) *WatchReader {
+	r := NewWatchReader(src, o)
+	r.shared, r.scope = shared, scope
+	return r
+}
+
 // Read implements io.Reader.
 func (r *WatchReader) Read(p []byte) (int, error) {
 	for len(r.pending) == 0 {
 		if r.ended {
 			return 0, io.EOF
 		}
-		r.next()
+		r.next(p)
 	}
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
+	if len(r.pending) == 0 {
+		r.pending = nil // let the event go
+	}
 	return n, nil
 }
 
@@ -257,13 +281,33 @@ func (r *WatchReader) Read(p []byte) (int, error) {
 func (r *WatchReader) Err() error { return r.err }
 
 // next reads and translates the next event into pending (a dropped one is skipped), or ends the stream:
-// pending then holds the ERROR event, if any, and err what Watch returns.
-func (r *WatchReader) next() {
+// pending then holds the ERROR event, if any, and err what Watch returns. scratch, when not empty, is a
+// buffer to read into while the source holds nothing (Read's caller's).
+func (r *WatchReader) next(scratch []byte) {
 	for {
+		if len(scratch) > 0 && r.in.drained() {
+			n, err := r.in.r.Read(scratch)
+			if err == nil && r.sharedLine(scratch[:n]) {
+				return
+			}
+			r.in.take(scratch[:n], err)
+		}
+		scratch = nil
 		_, err := r.in.next()
+		if err == nil && r.shared != nil {
+			if r.lines {
+				r.in.fillLine(r.shared.maxBytes / 8)
+			}
+			if r.sharedLine(r.in.buf[r.in.pos:]) {
+				return
+			}
+		}
 		var event, out []byte
 		if err == nil {
 			event, err = r.in.value()
+			if err == nil {
+				r.lines = r.in.newline(r.lines)
+			}
 		}
 		switch {
 		case errors.Is(err, io.EOF):
@@ -276,7 +320,7 @@ func (r *WatchReader) next() {
 			r.ended, r.err = true, fmt.Errorf("watch event: %w", err)
 			return
 		case err == nil:
-			out, err = translateEvent(event, r.o)
+			out, err = r.translate(event)
 			if err == nil && out == nil {
 				continue // dropped
 			}
@@ -286,10 +330,56 @@ func (r *WatchReader) next() {
 			r.pending = append(ErrorEvent(r.err), '\n')
 			return
 		}
-		r.pending = append(out, '\n')
+		r.pending = out
 		r.in.release()
 		return
 	}
+}
+
+// translate translates one event (a valid JSON value) and returns it with its newline, shared when it
+// can be.
+func (r *WatchReader) translate(event []byte) ([]byte, error) {
+	if r.shared != nil {
+		if out, ok := r.shared.lookup(r.scope, event); ok {
+			return out, nil
+		}
+	}
+	out, err := translateEvent(event, r.o)
+	if err != nil || out == nil {
+		return out, err
+	}
+	out = append(out, '\n')
+	if r.shared != nil {
+		out = r.shared.store(r.scope, event, out)
+	}
+	return out, nil
+}
+
+// sharedLine looks for the line data begins with (after whitespace) among the shared translations: on
+// a hit, the translation is pending and the line, with its newline, consumed from data (in.buf or a
+// scratch buffer: what follows it in a scratch buffer, if anything, goes to the source).
+func (r *WatchReader) sharedLine(data []byte) bool {
+	if r.shared == nil {
+		return false
+	}
+	start := skipSpace(data, 0)
+	end := bytes.IndexByte(data[start:], '\n')
+	if end < 0 {
+		return false
+	}
+	end += start
+	line := data[start:end]
+	for len(line) > 0 && (line[len(line)-1] == ' ' || line[len(line)-1] == '\t' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	out, ok := r.shared.lookup(r.scope, line)
+	if !ok {
+		return false
+	}
+	r.lines = true
+	r.pending = out
+	r.in.consume(data, end+1)
+	return true
 }
 
 func writeEvent(dst io.Writer, flush func() error, event []byte) error {

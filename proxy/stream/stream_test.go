@@ -330,3 +330,72 @@ func TestDroppedObjects(t *testing.T) {
 		t.Errorf("Watch\n got %s\nwant %s", out.String(), want)
 	}
 }
+
+// TestSharedWatchReader: readers of one scope translate an event once between them, and hand on the
+// same events as a reader of their own would; dropped events and errors are not shared.
+func TestSharedWatchReader(t *testing.T) {
+	calls := map[string]int{}
+	counting := Objects{
+		APIVersion: objects.APIVersion,
+		Status:     objects.Status,
+		Object: func(b []byte) ([]byte, error) {
+			calls[string(b)]++
+			if bytes.Contains(b, []byte("hidden")) {
+				return nil, nil
+			}
+			return objects.Object(b)
+		},
+	}
+	a := `{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"a"}}}`
+	hidden := `{"type":"ADDED","object":{"metadata":{"name":"hidden"}}}`
+	in := a + "\n" + hidden + "\n" + a + "\r\n"
+	want := strings.Repeat(`{"type":"ADDED","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"name":"a"}}}`+"\n", 2)
+	shared := NewShared(1 << 20)
+	for i := range 3 {
+		r := NewSharedWatchReader(strings.NewReader(in), counting, shared, "machines")
+		got, err := io.ReadAll(r)
+		if err != nil || r.Err() != nil || string(got) != want {
+			t.Fatalf("reader %d: %q, %v, %v", i, got, err, r.Err())
+		}
+	}
+	if n := calls[`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"a"}}`]; n != 1 {
+		t.Errorf("translated %d times, want once", n)
+	}
+	if n := calls[`{"metadata":{"name":"hidden"}}`]; n != 3 {
+		t.Errorf("dropped object translated %d times, want once per reader (3)", n)
+	}
+	// Another scope translates on its own.
+	if _, err := io.ReadAll(NewSharedWatchReader(strings.NewReader(a+"\n"), counting, shared, "other")); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls[`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"a"}}`]; n != 2 {
+		t.Errorf("translated %d times in two scopes, want twice", n)
+	}
+}
+
+// TestSharedWatchReaderStreams: an event is handed on as soon as it is whole, also when no newline
+// follows it (a stream that does not end its events with one).
+func TestSharedWatchReaderStreams(t *testing.T) {
+	shared := NewShared(1 << 20)
+	for _, sep := range []string{"\n", " ", ""} {
+		pr, pw := io.Pipe()
+		r := NewSharedWatchReader(pr, objects, shared, "machines")
+		buf := make([]byte, 8<<10)
+		for i := range 20 {
+			event := fmt.Sprintf(`{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"m%d"}}}`, i%3)
+			go func() { _, _ = io.WriteString(pw, event+sep) }()
+			var got []byte
+			for !bytes.HasSuffix(got, []byte("\n")) {
+				n, err := r.Read(buf)
+				if err != nil {
+					t.Fatalf("separator %q, event %d: %v", sep, i, err)
+				}
+				got = append(got, buf[:n]...)
+			}
+			if want := strings.ReplaceAll(event, private, upstream) + "\n"; string(got) != want {
+				t.Fatalf("separator %q, event %d: %q, want %q", sep, i, got, want)
+			}
+		}
+		_ = pw.Close()
+	}
+}

@@ -12,8 +12,10 @@
 // Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON and gzip),
 // WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
 // their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
-// HTTP/2, -writes patches, the time until every watcher has seen one) with the proxy's RSS idle, with
-// the watches open, and -settle after they closed. It prints markdown tables. Wall-clock figures are
+// HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
+// and through the proxy) with the proxy's RSS idle, with the watches open, and -settle after they
+// closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
+// fan-out and its heap after the watches closed. It prints markdown tables. Wall-clock figures are
 // only comparable within one run on a quiet machine.
 //
 //	KUBE_BIN_DIR=... go run ./tests/bench/e2e -rounds 4 -fanout 100,500,1000
@@ -68,7 +70,7 @@ func main() {
 	o := options{}
 	flag.IntVar(&o.machines, "machines", 10000, "Machines to seed into the private group.")
 	flag.IntVar(&o.seedWorkers, "seed-workers", 32, "Concurrent creates while seeding.")
-	flag.IntVar(&o.rounds, "rounds", 4, "Rounds of every workload; the leg order rotates every round.")
+	flag.IntVar(&o.rounds, "rounds", 4, "Rounds of every workload; the leg order rotates every round. 0 runs the fan-out only.")
 	flag.IntVar(&o.gets, "gets", 200, "GETs per leg and round at c=1.")
 	flag.IntVar(&o.gets16, "gets16", 2000, "GETs per leg and round at c=16.")
 	flag.IntVar(&o.creates, "creates", 400, "CREATEs per leg and round at c=16.")
@@ -202,7 +204,9 @@ func run(o options) error {
 			}
 		}
 	}
-	b.printMain(idle)
+	if o.rounds > 0 {
+		b.printMain(idle)
+	}
 	if o.fanout != "" {
 		if err := b.fanoutTable(); err != nil {
 			return err
@@ -600,8 +604,9 @@ func (b *bench) write() (int, error) {
 }
 
 // fanout opens n watches through l, makes writes, and returns for each write the time until the last
-// watcher saw it.
-func (b *bench) fanout(l *leg, n, writes int, opened func()) ([]float64, error) {
+// watcher saw it. opened, if set, runs once every watch has its first event, and what it returns, if
+// anything, after the writes.
+func (b *bench) fanout(l *leg, n, writes int, opened func() (wrote func())) ([]float64, error) {
 	type pending struct {
 		left atomic.Int64
 		done chan time.Time
@@ -641,8 +646,9 @@ func (b *bench) fanout(l *leg, n, writes int, opened func()) ([]float64, error) 
 			return nil, errors.New("a watch did not open in 2m")
 		}
 	}
+	var wrote func()
 	if opened != nil {
-		opened()
+		wrote = opened()
 	}
 	var lat []float64
 	for range writes {
@@ -662,6 +668,9 @@ func (b *bench) fanout(l *leg, n, writes int, opened func()) ([]float64, error) 
 		case <-time.After(time.Minute):
 			return nil, fmt.Errorf("write %d: %d of %d watchers did not see it in 1m", k, p.left.Load(), n)
 		}
+	}
+	if wrote != nil {
+		wrote()
 	}
 	return lat, nil
 }
@@ -741,29 +750,46 @@ func (b *bench) fanoutTable() error {
 		}
 		counts = append(counts, n)
 	}
-	proxy := b.legs[2]
+	bare, proxy := b.legs[1], b.legs[2]
 	fmt.Println()
-	fmt.Println("| watchers | direct p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy RSS MiB: idle -> watches open -> after close (anon) | per open watch, KB |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| watchers | direct p50 / p99 ms | bare proxy p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy / bare p50 | capi-proxy RSS MiB: idle -> watches open -> after close (anon) | per open watch, KB |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, n := range counts {
 		direct, err := b.fanout(b.direct, n, b.o.writes, nil)
 		if err != nil {
 			return fmt.Errorf("fan-out %d direct: %w", n, err)
 		}
+		viaBare, err := b.fanout(bare, n, b.o.writes, nil)
+		if err != nil {
+			return fmt.Errorf("fan-out %d bare: %w", n, err)
+		}
 		idle := readMemory(proxy.pid)
 		var open memory
-		lat, err := b.fanout(proxy, n, b.o.writes, func() {
+		lat, err := b.fanout(proxy, n, b.o.writes, func() func() {
 			open = readMemory(proxy.pid)
 			b.saveProfile("heap", fmt.Sprintf("heap-%d-watches.pprof", n))
+			b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-watches.txt", n)) // with runtime.MemStats: stacks
 			b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-watches.txt", n))
+			if b.o.profileDir == "" {
+				return nil
+			}
+			// A CPU profile of the writes' fan-out (of the first 5 s of it).
+			cpu := make(chan struct{})
+			go func() {
+				defer close(cpu)
+				b.saveProfile("profile?seconds=5", fmt.Sprintf("fanout-%d-cpu.pprof", n))
+			}()
+			return func() { <-cpu }
 		})
 		if err != nil {
 			return fmt.Errorf("fan-out %d proxy: %w", n, err)
 		}
 		time.Sleep(b.o.settle) // what the proxy's RSS is -settle after the watches closed
 		after := readMemory(proxy.pid)
-		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f |\n", n,
-			percentile(direct, 50), percentile(direct, 99), percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50),
+		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-after-close.txt", n))
+		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f |\n", n,
+			percentile(direct, 50), percentile(direct, 99), percentile(viaBare, 50), percentile(viaBare, 99),
+			percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50), percentile(lat, 50)/percentile(viaBare, 50),
 			idle.rss, open.rss, after.rss, idle.anon, open.anon, after.anon, (open.rss-idle.rss)*1024/float64(n))
 	}
 	return nil
