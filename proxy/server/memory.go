@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -24,11 +25,20 @@ type watchMemory struct {
 	mu         sync.Mutex
 	open, peak int
 	timer      *time.Timer
-	// release returns the memory: debug.FreeOSMemory.
+	// release returns the memory: releaseMemory.
 	release func()
 }
 
-func newWatchMemory() *watchMemory { return &watchMemory{release: debug.FreeOSMemory} }
+func newWatchMemory() *watchMemory { return &watchMemory{release: releaseMemory} }
+
+// releaseMemory collects twice and returns the free memory to the operating system. The watches' copy
+// buffers and gzip writers go back to sync.Pools when they end; a pool keeps what a collection finds
+// in it as a victim cache until the next one, so debug.FreeOSMemory's one collection would leave a
+// burst's buffers live in an idle proxy, which may not collect again for minutes.
+func releaseMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
 
 func (m *watchMemory) started() {
 	m.mu.Lock()
