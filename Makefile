@@ -4,7 +4,7 @@ BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-migration fuzz demo kube clean
+.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
 
 all: build
 
@@ -97,6 +97,10 @@ bench:
 BENCH_E2E_FLAGS ?=
 bench-e2e:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/e2e $(BENCH_E2E_FLAGS)
+
+## bench-idle: the idle proxy's memory (RSS: anonymous and file-backed; Go heap) in front of a real apiserver (tests/bench/idle)
+bench-idle:
+	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go test -count=1 -run '^$$' -bench BenchmarkIdleMemory -benchtime 1x ./tests/bench/idle/
 
 ## bench-migration: migrate a namespace of 1 Cluster, 5 MachineDeployments and 100 Machines (with infrastructure objects and Secrets) against a real apiserver
 bench-migration:

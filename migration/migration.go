@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -123,7 +123,7 @@ type Event struct {
 type Migrator struct {
 	opts      Options
 	table     *translate.Table
-	kube      kubernetes.Interface
+	kube      corev1client.CoreV1Interface
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
 	crds      apiextensionsclient.Interface
@@ -150,7 +150,7 @@ func New(opts Options) (*Migrator, error) {
 	}
 	cfg := rest.CopyConfig(opts.Config)
 	var err error
-	if m.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+	if m.kube, err = corev1client.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
 	if m.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
@@ -186,7 +186,7 @@ func (m *Migrator) Rollback(ctx context.Context, namespace string) error {
 // private groups, so Adopt refuses one that holds objects there; one labelled Upstream already is left
 // alone.
 func (m *Migrator) Adopt(ctx context.Context, namespace string) error {
-	ns, err := m.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	ns, err := m.kube.Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ type nsState struct {
 }
 
 func (m *Migrator) namespaceState(ctx context.Context, namespace string) (nsState, error) {
-	ns, err := m.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	ns, err := m.kube.Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	if err != nil {
 		return nsState{}, fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
@@ -319,7 +319,7 @@ func (m *Migrator) setNamespace(ctx context.Context, namespace string, mode serv
 	if err != nil {
 		return err
 	}
-	if _, err := m.kube.CoreV1().Namespaces().Patch(ctx, namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := m.kube.Namespaces().Patch(ctx, namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("updating namespace %s (%s=%s, phase %s): %w", namespace, serving.Label, mode, phase, err)
 	}
 	if phase != PhaseNone {

@@ -423,6 +423,16 @@ func (o *options) run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", o.listen, err)
 	}
 
+	// Once the caches have their first lists, the memory that starting took goes back to the system.
+	var synced []func() bool
+	if opts.Namespaces != nil {
+		synced = append(synced, opts.Namespaces.Synced)
+	}
+	if crdMeta != nil {
+		synced = append(synced, crdMeta.HasSynced)
+	}
+	go releaseStartupMemory(ctx, synced...)
+
 	served, diagnosticsServed, webhooksServed := make(chan error, 1), make(chan error, 1), make(chan error, 1)
 	if diagnostics != nil {
 		go func() { diagnosticsServed <- diagnostics.serve() }()

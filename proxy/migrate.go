@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -194,11 +194,11 @@ func (o *migrateOptions) status(cmd *cobra.Command) error {
 		if err != nil {
 			return err
 		}
-		kube, err := kubernetes.NewForConfig(cfg)
+		kube, err := corev1client.NewForConfig(cfg)
 		if err != nil {
 			return err
 		}
-		list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: serving.Label})
+		list, err := kube.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: serving.Label})
 		if err != nil {
 			return err
 		}

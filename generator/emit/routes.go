@@ -7,8 +7,20 @@ import (
 )
 
 // Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and version
-// (unserved ones marked Unserved), with its typed codecs and group-carrying JSON paths.
+// (unserved ones marked Unserved), with its group-carrying JSON paths, and the typed codecs (Object, List)
+// of the kinds that convert by hub and spoke, which the proxy's conversions run. The typed codecs of the
+// other kinds (translate.NoConversion: converted by setting apiVersion) are only for tests, which compare
+// the rewrite along Paths with them: zz_generated/routes/codecs sets them when imported, so that
+// the proxy's binary links neither those kinds' Go types nor their converters nor what those import.
 func (e *Emitter) Routes() error {
+	if err := e.routeTable(); err != nil {
+		return err
+	}
+	return e.codecs()
+}
+
+// routeTable writes zz_generated/routes/zz_generated.routes.go (Routes).
+func (e *Emitter) routeTable() error {
 	f := jen.NewFilePathName(e.M.Module+"/zz_generated/routes", "routes")
 	e.header(f, "apis/upstream.Packages")
 	f.PackageComment("Package routes holds the generated route table: every mapped kind at every version of its CRD.")
@@ -66,9 +78,13 @@ func (e *Emitter) Routes() error {
 			if labels := e.ContractLabels(pkg, k.Name); labels != nil {
 				field("ContractLabels", labelsLit(labels))
 			}
-			field("Object", jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.Name+"ToPrivate"), jen.Qual(conv, k.Name+"ToUpstream")))
+			if k.Conversion != translate.NoConversion {
+				field("Object", kindCodec(conv, k.Name))
+			}
 			field("Paths", jen.Qual(translatePath, "Paths").Call(paths...))
-			field("List", jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, k.ListName+"ToPrivate"), jen.Qual(conv, k.ListName+"ToUpstream")))
+			if k.Conversion != translate.NoConversion {
+				field("List", kindCodec(conv, k.ListName))
+			}
 			routes = append(routes, jen.Values(append(fields, jen.Line())...))
 		}
 	}
@@ -96,6 +112,56 @@ func (e *Emitter) Routes() error {
 		g.Line()
 	})
 	return e.write(f, "zz_generated/routes", "zz_generated.routes.go")
+}
+
+// kindCodec is the translate.Kind of the Go kind name, with the typed converters of the package conv.
+func kindCodec(conv, name string) jen.Code {
+	return jen.Qual(translatePath, "NewKind").Call(jen.Qual(conv, name+"ToPrivate"), jen.Qual(conv, name+"ToUpstream"))
+}
+
+// codecs writes zz_generated/routes/codecs/zz_generated.codecs.go: the typed codecs of the kinds
+// Routes leaves without (translate.NoConversion), set into routes.Routes by the package's init.
+func (e *Emitter) codecs() error {
+	f := jen.NewFilePathName(e.M.Module+"/zz_generated/routes/codecs", "codecs")
+	e.header(f, "apis/upstream.Packages")
+	f.PackageComment(`Package codecs completes the generated route table (package routes) with the typed codecs of the kinds
+whose versions convert by setting apiVersion (translate.NoConversion). The proxy never runs them, and
+routes.Routes leaves them out so that its binary does not link those kinds' Go types; tests that compare
+the rewrite along a route's Paths with its typed codecs import this package for its side effect:
+
+	import _ "` + e.M.Module + `/zz_generated/routes/codecs"
+
+Its init sets Object and List of every route of routes.Routes that has none, so that every route has both
+in the test binary. It runs before the importing package's own variables are initialised, so a table
+built from routes.Routes at package level has them too.`)
+	e.importAliases(f)
+	schema := "k8s.io/apimachinery/pkg/runtime/schema"
+	routesPath := e.M.Module + "/zz_generated/routes"
+	d := jen.Dict{}
+	for _, pkg := range e.M.Packages {
+		conv := e.M.ConvertPath(pkg)
+		for _, k := range pkg.Kinds {
+			if k.Conversion != translate.NoConversion {
+				continue
+			}
+			gvk := jen.Values(jen.Id("Group").Op(":").Lit(pkg.Group),
+				jen.Id("Version").Op(":").Lit(pkg.Version), jen.Id("Kind").Op(":").Lit(k.Name))
+			d[gvk] = jen.Values(kindCodec(conv, k.Name), kindCodec(conv, k.ListName))
+		}
+	}
+	f.Comment("byKind are the typed codecs (object, list) of the kinds routes.Routes has none of, by upstream kind and version.")
+	f.Var().Id("byKind").Op("=").Map(jen.Qual(schema, "GroupVersionKind")).Index(jen.Lit(2)).Qual(translatePath, "Kind").Values(d)
+	f.Line()
+	f.Func().Id("init").Params().Block(
+		jen.For(jen.Id("i").Op(":=").Range().Qual(routesPath, "Routes")).Block(
+			jen.Id("r").Op(":=").Op("&").Qual(routesPath, "Routes").Index(jen.Id("i")),
+			jen.If(jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Id("byKind").Index(jen.Id("r").Dot("UpstreamGVK").Call()),
+				jen.Id("ok").Op("&&").Id("r").Dot("Object").Op("==").Nil()).Block(
+				jen.List(jen.Id("r").Dot("Object"), jen.Id("r").Dot("List")).Op("=").List(jen.Id("c").Index(jen.Lit(0)), jen.Id("c").Index(jen.Lit(1))),
+			),
+		),
+	)
+	return e.write(f, "zz_generated/routes/codecs", "zz_generated.codecs.go")
 }
 
 // labelsLit is a map[string]string literal of labels, or nil.

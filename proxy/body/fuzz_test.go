@@ -11,6 +11,9 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+
+	// Every route with its typed codecs (Object, List), also of the kinds that convert by apiVersion alone.
+	_ "github.com/openshift/hypershift-capi-proxy/zz_generated/routes/codecs"
 )
 
 // The fuzz targets run the generated converters (each route's typed codec) and the path-directed

@@ -73,6 +73,13 @@ func New(table *translate.Table, setters []func(func(schema.GroupKind) (string, 
 	c := &Converter{table: table, hubs: map[schema.GroupKind]*translate.Route{}}
 	var problems []string
 	for _, r := range table.Routes() {
+		if r.Conversion == translate.NoConversion {
+			continue // converted by apiVersion alone; the route table has no typed codec for it
+		}
+		if r.Object == nil {
+			problems = append(problems, fmt.Sprintf("%s: converts by hub and spoke, but the route has no typed codec", r.Upstream))
+			continue
+		}
 		up, _ := r.Object.New()
 		gk := r.UpstreamGVK().GroupKind()
 		switch r.Conversion {

@@ -34,7 +34,10 @@ type watchMemory struct {
 
 func newWatchMemory() *watchMemory { return &watchMemory{release: releaseMemory} }
 
-// releaseMemory empties the sync.Pools (two collections) and returns the free memory to the OS.
+// releaseMemory collects twice and returns the free memory to the operating system. The watches' copy
+// buffers and gzip writers go back to sync.Pools when they end; a pool keeps what a collection finds
+// in it as a victim cache until the next one, so debug.FreeOSMemory's one collection would leave a
+// burst's buffers live in an idle proxy, which may not collect again for minutes.
 func releaseMemory() {
 	runtime.GC()
 	debug.FreeOSMemory()

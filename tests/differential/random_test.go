@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/randfill"
 
 	"github.com/openshift/hypershift-capi-proxy/translate"
+	// Every route with its typed codecs (Object, List), also of the kinds that convert by apiVersion alone.
+	_ "github.com/openshift/hypershift-capi-proxy/zz_generated/routes/codecs"
 )
 
 // generator makes randomized objects of the upstream Go types: randfill fills them, group-carrying fields

@@ -30,6 +30,9 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
+
+	// Every route with its typed codecs (Object, List), also of the kinds that convert by apiVersion alone.
+	_ "github.com/openshift/hypershift-capi-proxy/zz_generated/routes/codecs"
 )
 
 // NewUpstreamKindsScheme returns a scheme holding the upstream Go type of every kind and list kind of routes

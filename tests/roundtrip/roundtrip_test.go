@@ -24,6 +24,9 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+
+	// Every route with its typed codecs (Object, List), also of the kinds that convert by apiVersion alone.
+	_ "github.com/openshift/hypershift-capi-proxy/zz_generated/routes/codecs"
 )
 
 const iterations = 30

@@ -11,29 +11,20 @@ import (
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
 	convaddonsv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/addons/v1beta1"
 	convaddonsv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/addons/v1beta2"
-	convagentv1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/agent/v1alpha1"
-	convagentv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/agent/v1beta1"
 	convawsbootstrapeksv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/bootstrap/eks/v1beta1"
 	convawsbootstrapeksv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/bootstrap/eks/v1beta2"
 	convawscontrolplaneeksv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/controlplane/eks/v1beta1"
 	convawscontrolplaneeksv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/controlplane/eks/v1beta2"
-	convawscontrolplanerosav1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/controlplane/rosa/v1beta2"
 	convawsexpv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/exp/v1beta1"
 	convawsexpv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/exp/v1beta2"
 	convawsv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/v1beta1"
 	convawsv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/aws/v1beta2"
-	convazureexpv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/azure/exp/v1beta1"
-	convazurev1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/azure/v1alpha1"
-	convazurev1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/azure/v1beta1"
 	convbootstrapkubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/bootstrap/kubeadm/v1beta1"
 	convbootstrapkubeadmv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/bootstrap/kubeadm/v1beta2"
 	convcontrolplanekubeadmv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/controlplane/kubeadm/v1beta1"
 	convcontrolplanekubeadmv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/controlplane/kubeadm/v1beta2"
 	convcorev1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/core/v1beta1"
 	convcorev1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/core/v1beta2"
-	convgcpbootstrapgkev1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/gcp/bootstrap/gke/v1beta1"
-	convgcpexpv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/gcp/exp/v1beta1"
-	convgcpv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/gcp/v1beta1"
 	convibmcloudpowervsv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/ibmcloud/powervs/v1beta2"
 	convibmcloudpowervsv1beta3 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/ibmcloud/powervs/v1beta3"
 	convibmcloudvpcv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/ibmcloud/vpc/v1beta1"
@@ -41,10 +32,6 @@ import (
 	convipamv1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/ipam/v1alpha1"
 	convipamv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/ipam/v1beta1"
 	convipamv1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/ipam/v1beta2"
-	convkubevirtv1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/kubevirt/v1alpha1"
-	convopenstackv1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/openstack/v1alpha1"
-	convopenstackv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/openstack/v1beta1"
-	convorcv1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/orc/v1alpha1"
 	convruntimev1alpha1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/runtime/v1alpha1"
 	convruntimev1beta2 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/runtime/v1beta2"
 	convvspheregovmomiv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/vsphere/govmomi/v1beta1"
@@ -1086,12 +1073,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsv1beta2.AWSManagedClusterToPrivate, convawsv1beta2.AWSManagedClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsv1beta2.AWSManagedClusterListToPrivate, convawsv1beta2.AWSManagedClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "awsmanagedclustertemplates"},
@@ -1104,12 +1089,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsv1beta2.AWSManagedClusterTemplateToPrivate, convawsv1beta2.AWSManagedClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsv1beta2.AWSManagedClusterTemplateListToPrivate, convawsv1beta2.AWSManagedClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "awsfargateprofiles"},
@@ -1243,12 +1226,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsexpv1beta2.ROSAClusterToPrivate, convawsexpv1beta2.ROSAClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsexpv1beta2.ROSAClusterListToPrivate, convawsexpv1beta2.ROSAClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "rosamachinepools"},
@@ -1262,12 +1243,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsexpv1beta2.ROSAMachinePoolToPrivate, convawsexpv1beta2.ROSAMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsexpv1beta2.ROSAMachinePoolListToPrivate, convawsexpv1beta2.ROSAMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "rosanetworks"},
@@ -1281,12 +1260,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsexpv1beta2.ROSANetworkToPrivate, convawsexpv1beta2.ROSANetworkToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsexpv1beta2.ROSANetworkListToPrivate, convawsexpv1beta2.ROSANetworkListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "rosaocmroleconfigs"},
@@ -1299,12 +1276,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsexpv1beta2.ROSAOCMRoleConfigToPrivate, convawsexpv1beta2.ROSAOCMRoleConfigToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsexpv1beta2.ROSAOCMRoleConfigListToPrivate, convawsexpv1beta2.ROSAOCMRoleConfigListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "rosaroleconfigs"},
@@ -1318,12 +1293,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsexpv1beta2.ROSARoleConfigToPrivate, convawsexpv1beta2.ROSARoleConfigToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsexpv1beta2.ROSARoleConfigListToPrivate, convawsexpv1beta2.ROSARoleConfigListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta1", Resource: "awsmanagedcontrolplanes"},
@@ -1376,12 +1349,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawscontrolplaneeksv1beta2.AWSManagedControlPlaneTemplateToPrivate, convawscontrolplaneeksv1beta2.AWSManagedControlPlaneTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawscontrolplaneeksv1beta2.AWSManagedControlPlaneTemplateListToPrivate, convawscontrolplaneeksv1beta2.AWSManagedControlPlaneTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta2", Resource: "rosacontrolplanes"},
@@ -1395,12 +1366,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawscontrolplanerosav1beta2.ROSAControlPlaneToPrivate, convawscontrolplanerosav1beta2.ROSAControlPlaneToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawscontrolplanerosav1beta2.ROSAControlPlaneListToPrivate, convawscontrolplanerosav1beta2.ROSAControlPlaneListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "eksconfigs"},
@@ -1490,12 +1459,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsbootstrapeksv1beta2.NodeadmConfigToPrivate, convawsbootstrapeksv1beta2.NodeadmConfigToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsbootstrapeksv1beta2.NodeadmConfigListToPrivate, convawsbootstrapeksv1beta2.NodeadmConfigListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Resource: "nodeadmconfigtemplates"},
@@ -1508,12 +1475,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convawsbootstrapeksv1beta2.NodeadmConfigTemplateToPrivate, convawsbootstrapeksv1beta2.NodeadmConfigTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convawsbootstrapeksv1beta2.NodeadmConfigTemplateListToPrivate, convawsbootstrapeksv1beta2.NodeadmConfigTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureasomanagedclusters"},
@@ -1525,12 +1490,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureASOManagedClusterToPrivate, convazurev1beta1.AzureASOManagedClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureASOManagedClusterListToPrivate, convazurev1beta1.AzureASOManagedClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureasomanagedclustertemplates"},
@@ -1541,12 +1504,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureASOManagedClusterTemplateToPrivate, convazurev1beta1.AzureASOManagedClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureASOManagedClusterTemplateListToPrivate, convazurev1beta1.AzureASOManagedClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureasomanagedcontrolplanes"},
@@ -1558,12 +1519,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureASOManagedControlPlaneToPrivate, convazurev1beta1.AzureASOManagedControlPlaneToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureASOManagedControlPlaneListToPrivate, convazurev1beta1.AzureASOManagedControlPlaneListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureasomanagedcontrolplanetemplates"},
@@ -1574,12 +1533,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureASOManagedControlPlaneTemplateToPrivate, convazurev1beta1.AzureASOManagedControlPlaneTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureASOManagedControlPlaneTemplateListToPrivate, convazurev1beta1.AzureASOManagedControlPlaneTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureasomanagedmachinepools"},
@@ -1591,12 +1548,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureASOManagedMachinePoolToPrivate, convazurev1beta1.AzureASOManagedMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureASOManagedMachinePoolListToPrivate, convazurev1beta1.AzureASOManagedMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureasomanagedmachinepooltemplates"},
@@ -1607,12 +1562,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureASOManagedMachinePoolTemplateToPrivate, convazurev1beta1.AzureASOManagedMachinePoolTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureASOManagedMachinePoolTemplateListToPrivate, convazurev1beta1.AzureASOManagedMachinePoolTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureclusters"},
@@ -1625,13 +1578,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureClusterToPrivate, convazurev1beta1.AzureClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.identityRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureClusterListToPrivate, convazurev1beta1.AzureClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureclusteridentities"},
@@ -1644,12 +1595,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureClusterIdentityToPrivate, convazurev1beta1.AzureClusterIdentityToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureClusterIdentityListToPrivate, convazurev1beta1.AzureClusterIdentityListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azureclustertemplates"},
@@ -1661,13 +1610,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureClusterTemplateToPrivate, convazurev1beta1.AzureClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.template.spec.identityRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureClusterTemplateListToPrivate, convazurev1beta1.AzureClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremachines"},
@@ -1680,12 +1627,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureMachineToPrivate, convazurev1beta1.AzureMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureMachineListToPrivate, convazurev1beta1.AzureMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremachinetemplates"},
@@ -1698,12 +1643,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureMachineTemplateToPrivate, convazurev1beta1.AzureMachineTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureMachineTemplateListToPrivate, convazurev1beta1.AzureMachineTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremanagedclusters"},
@@ -1717,12 +1660,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureManagedClusterToPrivate, convazurev1beta1.AzureManagedClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureManagedClusterListToPrivate, convazurev1beta1.AzureManagedClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremanagedclustertemplates"},
@@ -1735,12 +1676,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureManagedClusterTemplateToPrivate, convazurev1beta1.AzureManagedClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureManagedClusterTemplateListToPrivate, convazurev1beta1.AzureManagedClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremanagedcontrolplanes"},
@@ -1754,13 +1693,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureManagedControlPlaneToPrivate, convazurev1beta1.AzureManagedControlPlaneToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.identityRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureManagedControlPlaneListToPrivate, convazurev1beta1.AzureManagedControlPlaneListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremanagedcontrolplanetemplates"},
@@ -1773,13 +1710,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureManagedControlPlaneTemplateToPrivate, convazurev1beta1.AzureManagedControlPlaneTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.template.spec.identityRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureManagedControlPlaneTemplateListToPrivate, convazurev1beta1.AzureManagedControlPlaneTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremanagedmachinepools"},
@@ -1793,12 +1728,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureManagedMachinePoolToPrivate, convazurev1beta1.AzureManagedMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureManagedMachinePoolListToPrivate, convazurev1beta1.AzureManagedMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremanagedmachinepooltemplates"},
@@ -1811,12 +1744,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazurev1beta1.AzureManagedMachinePoolTemplateToPrivate, convazurev1beta1.AzureManagedMachinePoolTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1beta1.AzureManagedMachinePoolTemplateListToPrivate, convazurev1beta1.AzureManagedMachinePoolTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "azureasomanagedclusters"},
@@ -1827,12 +1758,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1alpha1.AzureASOManagedClusterToPrivate, convazurev1alpha1.AzureASOManagedClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1alpha1.AzureASOManagedClusterListToPrivate, convazurev1alpha1.AzureASOManagedClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "azureasomanagedclustertemplates"},
@@ -1842,12 +1771,10 @@ var Routes = []translate.Route{
 		Singular:       "azureasomanagedclustertemplate",
 		Namespaced:     true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1alpha1.AzureASOManagedClusterTemplateToPrivate, convazurev1alpha1.AzureASOManagedClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1alpha1.AzureASOManagedClusterTemplateListToPrivate, convazurev1alpha1.AzureASOManagedClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "azureasomanagedcontrolplanes"},
@@ -1858,12 +1785,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1alpha1.AzureASOManagedControlPlaneToPrivate, convazurev1alpha1.AzureASOManagedControlPlaneToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1alpha1.AzureASOManagedControlPlaneListToPrivate, convazurev1alpha1.AzureASOManagedControlPlaneListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "azureasomanagedcontrolplanetemplates"},
@@ -1873,12 +1798,10 @@ var Routes = []translate.Route{
 		Singular:       "azureasomanagedcontrolplanetemplate",
 		Namespaced:     true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1alpha1.AzureASOManagedControlPlaneTemplateToPrivate, convazurev1alpha1.AzureASOManagedControlPlaneTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1alpha1.AzureASOManagedControlPlaneTemplateListToPrivate, convazurev1alpha1.AzureASOManagedControlPlaneTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "azureasomanagedmachinepools"},
@@ -1889,12 +1812,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1alpha1.AzureASOManagedMachinePoolToPrivate, convazurev1alpha1.AzureASOManagedMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1alpha1.AzureASOManagedMachinePoolListToPrivate, convazurev1alpha1.AzureASOManagedMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "azureasomanagedmachinepooltemplates"},
@@ -1904,12 +1825,10 @@ var Routes = []translate.Route{
 		Singular:       "azureasomanagedmachinepooltemplate",
 		Namespaced:     true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convazurev1alpha1.AzureASOManagedMachinePoolTemplateToPrivate, convazurev1alpha1.AzureASOManagedMachinePoolTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazurev1alpha1.AzureASOManagedMachinePoolTemplateListToPrivate, convazurev1alpha1.AzureASOManagedMachinePoolTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremachinepools"},
@@ -1923,12 +1842,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazureexpv1beta1.AzureMachinePoolToPrivate, convazureexpv1beta1.AzureMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convazureexpv1beta1.AzureMachinePoolListToPrivate, convazureexpv1beta1.AzureMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "azuremachinepoolmachines"},
@@ -1942,13 +1859,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convazureexpv1beta1.AzureMachinePoolMachineToPrivate, convazureexpv1beta1.AzureMachinePoolMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"status.nodeRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convazureexpv1beta1.AzureMachinePoolMachineListToPrivate, convazureexpv1beta1.AzureMachinePoolMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpclusters"},
@@ -1961,12 +1876,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpv1beta1.GCPClusterToPrivate, convgcpv1beta1.GCPClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpv1beta1.GCPClusterListToPrivate, convgcpv1beta1.GCPClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpclustertemplates"},
@@ -1979,12 +1892,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpv1beta1.GCPClusterTemplateToPrivate, convgcpv1beta1.GCPClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpv1beta1.GCPClusterTemplateListToPrivate, convgcpv1beta1.GCPClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmachines"},
@@ -1997,12 +1908,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpv1beta1.GCPMachineToPrivate, convgcpv1beta1.GCPMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpv1beta1.GCPMachineListToPrivate, convgcpv1beta1.GCPMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmachinetemplates"},
@@ -2014,12 +1923,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpv1beta1.GCPMachineTemplateToPrivate, convgcpv1beta1.GCPMachineTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpv1beta1.GCPMachineTemplateListToPrivate, convgcpv1beta1.GCPMachineTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmachinepools"},
@@ -2033,12 +1940,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPMachinePoolToPrivate, convgcpexpv1beta1.GCPMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPMachinePoolListToPrivate, convgcpexpv1beta1.GCPMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmanagedclusters"},
@@ -2052,12 +1957,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPManagedClusterToPrivate, convgcpexpv1beta1.GCPManagedClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPManagedClusterListToPrivate, convgcpexpv1beta1.GCPManagedClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmanagedclustertemplates"},
@@ -2070,12 +1973,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPManagedClusterTemplateToPrivate, convgcpexpv1beta1.GCPManagedClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPManagedClusterTemplateListToPrivate, convgcpexpv1beta1.GCPManagedClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmanagedcontrolplanes"},
@@ -2089,12 +1990,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPManagedControlPlaneToPrivate, convgcpexpv1beta1.GCPManagedControlPlaneToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPManagedControlPlaneListToPrivate, convgcpexpv1beta1.GCPManagedControlPlaneListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmanagedcontrolplanetemplates"},
@@ -2107,12 +2006,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPManagedControlPlaneTemplateToPrivate, convgcpexpv1beta1.GCPManagedControlPlaneTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPManagedControlPlaneTemplateListToPrivate, convgcpexpv1beta1.GCPManagedControlPlaneTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmanagedmachinepools"},
@@ -2126,12 +2023,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPManagedMachinePoolToPrivate, convgcpexpv1beta1.GCPManagedMachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPManagedMachinePoolListToPrivate, convgcpexpv1beta1.GCPManagedMachinePoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "gcpmanagedmachinepooltemplates"},
@@ -2144,12 +2039,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpexpv1beta1.GCPManagedMachinePoolTemplateToPrivate, convgcpexpv1beta1.GCPManagedMachinePoolTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpexpv1beta1.GCPManagedMachinePoolTemplateListToPrivate, convgcpexpv1beta1.GCPManagedMachinePoolTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "gkeconfigs"},
@@ -2163,12 +2056,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpbootstrapgkev1beta1.GKEConfigToPrivate, convgcpbootstrapgkev1beta1.GKEConfigToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpbootstrapgkev1beta1.GKEConfigListToPrivate, convgcpbootstrapgkev1beta1.GKEConfigListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "gkeconfigtemplates"},
@@ -2181,12 +2072,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convgcpbootstrapgkev1beta1.GKEConfigTemplateToPrivate, convgcpbootstrapgkev1beta1.GKEConfigTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convgcpbootstrapgkev1beta1.GKEConfigTemplateListToPrivate, convgcpbootstrapgkev1beta1.GKEConfigTemplateListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vsphereclusters"},
@@ -2763,7 +2652,6 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convkubevirtv1alpha1.KubevirtClusterToPrivate, convkubevirtv1alpha1.KubevirtClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
@@ -2771,7 +2659,6 @@ var Routes = []translate.Route{
 			"spec.sshKeys.configRef.apiVersion=apiVersion",
 			"spec.infraClusterSecretRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convkubevirtv1alpha1.KubevirtClusterListToPrivate, convkubevirtv1alpha1.KubevirtClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtclustertemplates"},
@@ -2784,7 +2671,6 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convkubevirtv1alpha1.KubevirtClusterTemplateToPrivate, convkubevirtv1alpha1.KubevirtClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
@@ -2792,7 +2678,6 @@ var Routes = []translate.Route{
 			"spec.template.spec.sshKeys.configRef.apiVersion=apiVersion",
 			"spec.template.spec.infraClusterSecretRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convkubevirtv1alpha1.KubevirtClusterTemplateListToPrivate, convkubevirtv1alpha1.KubevirtClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtmachines"},
@@ -2805,14 +2690,12 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convkubevirtv1alpha1.KubevirtMachineToPrivate, convkubevirtv1alpha1.KubevirtMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.virtualMachineTemplate.metadata=objectMeta",
 			"spec.infraClusterSecretRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convkubevirtv1alpha1.KubevirtMachineListToPrivate, convkubevirtv1alpha1.KubevirtMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtmachinetemplates"},
@@ -2824,14 +2707,12 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convkubevirtv1alpha1.KubevirtMachineTemplateToPrivate, convkubevirtv1alpha1.KubevirtMachineTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.template.spec.virtualMachineTemplate.metadata=objectMeta",
 			"spec.template.spec.infraClusterSecretRef.apiVersion=apiVersion",
 		),
-		List: translate.NewKind(convkubevirtv1alpha1.KubevirtMachineTemplateListToPrivate, convkubevirtv1alpha1.KubevirtMachineTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "ibmpowervsclusters"},
@@ -3096,12 +2977,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
-		Object:         translate.NewKind(convibmcloudvpcv1beta2.IBMVPCClusterTemplateToPrivate, convibmcloudvpcv1beta2.IBMVPCClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convibmcloudvpcv1beta2.IBMVPCClusterTemplateListToPrivate, convibmcloudvpcv1beta2.IBMVPCClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Resource: "ibmvpcmachines"},
@@ -3153,13 +3032,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convopenstackv1beta1.OpenStackClusterToPrivate, convopenstackv1beta1.OpenStackClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.bastion.spec.floatingIPPoolRef.apiGroup=group",
 		),
-		List: translate.NewKind(convopenstackv1beta1.OpenStackClusterListToPrivate, convopenstackv1beta1.OpenStackClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "openstackclustertemplates"},
@@ -3172,13 +3049,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convopenstackv1beta1.OpenStackClusterTemplateToPrivate, convopenstackv1beta1.OpenStackClusterTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.template.spec.bastion.spec.floatingIPPoolRef.apiGroup=group",
 		),
-		List: translate.NewKind(convopenstackv1beta1.OpenStackClusterTemplateListToPrivate, convopenstackv1beta1.OpenStackClusterTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "openstackmachines"},
@@ -3192,13 +3067,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convopenstackv1beta1.OpenStackMachineToPrivate, convopenstackv1beta1.OpenStackMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.floatingIPPoolRef.apiGroup=group",
 		),
-		List: translate.NewKind(convopenstackv1beta1.OpenStackMachineListToPrivate, convopenstackv1beta1.OpenStackMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "openstackmachinetemplates"},
@@ -3212,13 +3085,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1"},
-		Object:         translate.NewKind(convopenstackv1beta1.OpenStackMachineTemplateToPrivate, convopenstackv1beta1.OpenStackMachineTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.template.spec.floatingIPPoolRef.apiGroup=group",
 		),
-		List: translate.NewKind(convopenstackv1beta1.OpenStackMachineTemplateListToPrivate, convopenstackv1beta1.OpenStackMachineTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "openstackclusteridentities"},
@@ -3230,12 +3101,10 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convopenstackv1alpha1.OpenStackClusterIdentityToPrivate, convopenstackv1alpha1.OpenStackClusterIdentityToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convopenstackv1alpha1.OpenStackClusterIdentityListToPrivate, convopenstackv1alpha1.OpenStackClusterIdentityListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "openstackfloatingippools"},
@@ -3247,12 +3116,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convopenstackv1alpha1.OpenStackFloatingIPPoolToPrivate, convopenstackv1alpha1.OpenStackFloatingIPPoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convopenstackv1alpha1.OpenStackFloatingIPPoolListToPrivate, convopenstackv1alpha1.OpenStackFloatingIPPoolListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "openstackservers"},
@@ -3266,13 +3133,11 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1"},
-		Object:         translate.NewKind(convopenstackv1alpha1.OpenStackServerToPrivate, convopenstackv1alpha1.OpenStackServerToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 			"spec.floatingIPPoolRef.apiGroup=group",
 		),
-		List: translate.NewKind(convopenstackv1alpha1.OpenStackServerListToPrivate, convopenstackv1alpha1.OpenStackServerListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "addressscopes"},
@@ -3284,12 +3149,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.AddressScopeToPrivate, convorcv1alpha1.AddressScopeToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.AddressScopeListToPrivate, convorcv1alpha1.AddressScopeListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "applicationcredentials"},
@@ -3301,12 +3164,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.ApplicationCredentialToPrivate, convorcv1alpha1.ApplicationCredentialToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.ApplicationCredentialListToPrivate, convorcv1alpha1.ApplicationCredentialListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "domains"},
@@ -3318,12 +3179,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.DomainToPrivate, convorcv1alpha1.DomainToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.DomainListToPrivate, convorcv1alpha1.DomainListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "endpoints"},
@@ -3335,12 +3194,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.EndpointToPrivate, convorcv1alpha1.EndpointToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.EndpointListToPrivate, convorcv1alpha1.EndpointListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "flavors"},
@@ -3352,12 +3209,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.FlavorToPrivate, convorcv1alpha1.FlavorToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.FlavorListToPrivate, convorcv1alpha1.FlavorListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "floatingips"},
@@ -3369,12 +3224,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.FloatingIPToPrivate, convorcv1alpha1.FloatingIPToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.FloatingIPListToPrivate, convorcv1alpha1.FloatingIPListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "groups"},
@@ -3386,12 +3239,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.GroupToPrivate, convorcv1alpha1.GroupToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.GroupListToPrivate, convorcv1alpha1.GroupListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "images"},
@@ -3403,12 +3254,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.ImageToPrivate, convorcv1alpha1.ImageToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.ImageListToPrivate, convorcv1alpha1.ImageListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "keypairs"},
@@ -3420,12 +3269,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.KeyPairToPrivate, convorcv1alpha1.KeyPairToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.KeyPairListToPrivate, convorcv1alpha1.KeyPairListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "networks"},
@@ -3437,12 +3284,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.NetworkToPrivate, convorcv1alpha1.NetworkToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.NetworkListToPrivate, convorcv1alpha1.NetworkListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "ports"},
@@ -3454,12 +3299,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.PortToPrivate, convorcv1alpha1.PortToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.PortListToPrivate, convorcv1alpha1.PortListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "projects"},
@@ -3471,12 +3314,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.ProjectToPrivate, convorcv1alpha1.ProjectToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.ProjectListToPrivate, convorcv1alpha1.ProjectListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "roles"},
@@ -3488,12 +3329,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.RoleToPrivate, convorcv1alpha1.RoleToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.RoleListToPrivate, convorcv1alpha1.RoleListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "routers"},
@@ -3505,12 +3344,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.RouterToPrivate, convorcv1alpha1.RouterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.RouterListToPrivate, convorcv1alpha1.RouterListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "routerinterfaces"},
@@ -3522,12 +3359,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.RouterInterfaceToPrivate, convorcv1alpha1.RouterInterfaceToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.RouterInterfaceListToPrivate, convorcv1alpha1.RouterInterfaceListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "securitygroups"},
@@ -3539,12 +3374,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.SecurityGroupToPrivate, convorcv1alpha1.SecurityGroupToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.SecurityGroupListToPrivate, convorcv1alpha1.SecurityGroupListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "servers"},
@@ -3556,12 +3389,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.ServerToPrivate, convorcv1alpha1.ServerToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.ServerListToPrivate, convorcv1alpha1.ServerListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "servergroups"},
@@ -3573,12 +3404,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.ServerGroupToPrivate, convorcv1alpha1.ServerGroupToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.ServerGroupListToPrivate, convorcv1alpha1.ServerGroupListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "services"},
@@ -3590,12 +3419,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.ServiceToPrivate, convorcv1alpha1.ServiceToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.ServiceListToPrivate, convorcv1alpha1.ServiceListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "subnets"},
@@ -3607,12 +3434,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.SubnetToPrivate, convorcv1alpha1.SubnetToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.SubnetListToPrivate, convorcv1alpha1.SubnetListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "trunks"},
@@ -3624,12 +3449,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.TrunkToPrivate, convorcv1alpha1.TrunkToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.TrunkListToPrivate, convorcv1alpha1.TrunkListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "users"},
@@ -3641,12 +3464,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.UserToPrivate, convorcv1alpha1.UserToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.UserListToPrivate, convorcv1alpha1.UserListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "volumes"},
@@ -3658,12 +3479,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.VolumeToPrivate, convorcv1alpha1.VolumeToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.VolumeListToPrivate, convorcv1alpha1.VolumeListToUpstream),
 	},
 	{
 		Upstream:     schema.GroupVersionResource{Group: "openstack.k-orc.cloud", Version: "v1alpha1", Resource: "volumetypes"},
@@ -3675,12 +3494,10 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"openstack"},
 		Storage:      true,
-		Object:       translate.NewKind(convorcv1alpha1.VolumeTypeToPrivate, convorcv1alpha1.VolumeTypeToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convorcv1alpha1.VolumeTypeListToPrivate, convorcv1alpha1.VolumeTypeListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "capi-provider.agent-install.openshift.io", Version: "v1alpha1", Resource: "agentclusters"},
@@ -3691,12 +3508,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convagentv1alpha1.AgentClusterToPrivate, convagentv1alpha1.AgentClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convagentv1alpha1.AgentClusterListToPrivate, convagentv1alpha1.AgentClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "capi-provider.agent-install.openshift.io", Version: "v1alpha1", Resource: "agentmachines"},
@@ -3707,12 +3522,10 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convagentv1alpha1.AgentMachineToPrivate, convagentv1alpha1.AgentMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convagentv1alpha1.AgentMachineListToPrivate, convagentv1alpha1.AgentMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "capi-provider.agent-install.openshift.io", Version: "v1alpha1", Resource: "agentmachinetemplates"},
@@ -3724,12 +3537,10 @@ var Routes = []translate.Route{
 		ShortNames:     []string{"agentmt"},
 		Categories:     []string{"cluster-api"},
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convagentv1alpha1.AgentMachineTemplateToPrivate, convagentv1alpha1.AgentMachineTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convagentv1alpha1.AgentMachineTemplateListToPrivate, convagentv1alpha1.AgentMachineTemplateListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "capi-provider.agent-install.openshift.io", Version: "v1beta1", Resource: "agentclusters"},
@@ -3741,12 +3552,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convagentv1beta1.AgentClusterToPrivate, convagentv1beta1.AgentClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convagentv1beta1.AgentClusterListToPrivate, convagentv1beta1.AgentClusterListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "capi-provider.agent-install.openshift.io", Version: "v1beta1", Resource: "agentmachines"},
@@ -3758,12 +3567,10 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convagentv1beta1.AgentMachineToPrivate, convagentv1beta1.AgentMachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convagentv1beta1.AgentMachineListToPrivate, convagentv1beta1.AgentMachineListToUpstream),
 	},
 	{
 		Upstream:       schema.GroupVersionResource{Group: "capi-provider.agent-install.openshift.io", Version: "v1beta1", Resource: "agentmachinetemplates"},
@@ -3776,11 +3583,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Storage:        true,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1alpha1_v1beta1"},
-		Object:         translate.NewKind(convagentv1beta1.AgentMachineTemplateToPrivate, convagentv1beta1.AgentMachineTemplateToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
 		),
-		List: translate.NewKind(convagentv1beta1.AgentMachineTemplateListToPrivate, convagentv1beta1.AgentMachineTemplateListToUpstream),
 	},
 }

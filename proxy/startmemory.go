@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+)
+
+// startupSyncPoll is how often releaseStartupMemory looks whether the proxy's caches have their first
+// lists; it gives up waiting for them after startupSyncTimeout and returns the memory anyway.
+const (
+	startupSyncPoll    = 100 * time.Millisecond
+	startupSyncTimeout = 2 * time.Minute
+)
+
+// releaseStartupMemory returns to the operating system the memory that starting took, once every
+// synced (the first lists of the Namespaces and CRD metadata informers) reports true, or ctx ends.
+//
+// Package initialisation of the libraries the proxy links (schemes of every built-in and provider API
+// group, protobuf descriptors, inflection tables, metric collectors) allocates about 11 MB, of which
+// about 4.5 MB stay live; the first lists add their own garbage. The Go heap keeps the pages that garbage
+// occupied, and its background scavenger returns them only slowly, and only after a collection, which an
+// idle proxy may not run for minutes: without this an idle sidecar keeps twice its live heap resident.
+// debug.FreeOSMemory collects and returns every free page at once.
+func releaseStartupMemory(ctx context.Context, synced ...func() bool) {
+	allSynced := func(context.Context) (bool, error) {
+		for _, s := range synced {
+			if !s() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, startupSyncTimeout)
+	defer cancel()
+	if err := wait.PollUntilContextCancel(waitCtx, startupSyncPoll, true, allSynced); err != nil && ctx.Err() != nil {
+		return // shutting down
+	}
+	debug.FreeOSMemory()
+	klog.V(2).InfoS("Returned the memory of startup to the operating system")
+}
