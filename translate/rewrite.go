@@ -52,30 +52,59 @@ func (d Direction) RewriteValid(n *Node, data []byte) ([]byte, error) {
 		return data, nil
 	}
 	rw := &rewriter{d: d, in: data}
-	end, err := rw.value(skipSpace(data, 0), n)
-	if err != nil {
+	if err := rw.document(n); err != nil {
 		return nil, err
 	}
-	if skipSpace(data, end) != len(data) {
-		return nil, fmt.Errorf("invalid character after top-level value at offset %d", end)
-	}
-	if rw.out == nil {
+	if !rw.changed {
 		return data, nil
 	}
 	return append(rw.out, data[rw.copied:]...), nil
 }
 
-// rewriter walks a document json.Valid accepted. out is nil until the first replacement; in[copied:] is
-// what has not been copied to out yet.
+// AppendRewriteValid is RewriteValid that appends the translation to dst and returns the extended
+// buffer, as strconv's Append functions do: a caller that translates many documents (the items of a
+// list) reuses one buffer instead of allocating one per document. data must not overlap dst's spare
+// capacity. On error, dst is returned as it was.
+func (d Direction) AppendRewriteValid(dst []byte, n *Node, data []byte) ([]byte, error) {
+	if n == nil {
+		return append(dst, data...), nil
+	}
+	rw := &rewriter{d: d, in: data, out: dst}
+	if err := rw.document(n); err != nil {
+		return dst, err
+	}
+	return append(rw.out, data[rw.copied:]...), nil
+}
+
+// rewriter walks a document json.Valid accepted. out is what was written so far (nil until the first
+// replacement when the rewrite allocates its own buffer); in[copied:] is what has not been copied to out
+// yet; changed is set at the first replacement.
 type rewriter struct {
-	d      Direction
-	in     []byte
-	out    []byte
-	copied int
+	d       Direction
+	in      []byte
+	out     []byte
+	copied  int
+	changed bool
+}
+
+// document walks the whole document along n.
+func (rw *rewriter) document(n *Node) error {
+	end, err := rw.value(skipSpace(rw.in, 0), n)
+	if err != nil {
+		return err
+	}
+	if skipSpace(rw.in, end) != len(rw.in) {
+		return fmt.Errorf("invalid character after top-level value at offset %d", end)
+	}
+	return nil
 }
 
 // value walks the value starting at i (no leading whitespace) and returns the offset just after it.
 func (rw *rewriter) value(i int, n *Node) (int, error) {
+	if n == nil {
+		// Nothing below: skipped, not walked.
+		return valueEnd(rw.in, i), nil
+	}
 	switch rw.in[i] {
 	case '{':
 		return rw.object(i, n)
@@ -191,6 +220,7 @@ func (rw *rewriter) replace(start, end int, s, t string) {
 		// Room for the whole document, and for names that grow (a private group is longer).
 		rw.out = make([]byte, 0, len(rw.in)+len(rw.in)/16+64)
 	}
+	rw.changed = true
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	if bytes.IndexByte(rw.in[start:end], '\\') < 0 {
 		// A literal without escapes holds s as it is; t is s with a group name (plain letters, digits, '.'

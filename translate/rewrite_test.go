@@ -63,6 +63,12 @@ func checkRewrite(t *testing.T, n *Node, in, want string, roundTrip bool) {
 	if viaJSON = ToPrivate.JSON(n, viaJSON); !reflect.DeepEqual(viaRewrite, viaJSON) {
 		t.Errorf("Rewrite and JSON disagree:\n%v\n%v", viaRewrite, viaJSON)
 	}
+	// AppendRewriteValid writes the same bytes after what the buffer held.
+	prefix := "[previous items],"
+	appended, err := ToPrivate.AppendRewriteValid([]byte(prefix), n, []byte(in))
+	if err != nil || string(appended) != prefix+want {
+		t.Errorf("AppendRewriteValid: %s, %v", appended, err)
+	}
 	back, err := ToUpstream.Rewrite(n, got)
 	if err != nil {
 		t.Fatal(err)
