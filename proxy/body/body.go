@@ -116,32 +116,99 @@ func (t *Translator) upstream(data []byte, fallback *translate.Node, valid bool)
 			return nil, fmt.Errorf("decoding object: %w", err)
 		}
 	}
+	how, n, gvk, err := t.shapeOf(data, fallback)
+	if err != nil {
+		return nil, err
+	}
+	if how != alongPaths {
+		return t.translateWhole(how, data, fallback)
+	}
+	out, err := d.RewriteValid(n, data)
+	if err != nil {
+		return nil, fmt.Errorf("translating %s: %w", gvk, err)
+	}
+	return out, nil
+}
+
+// AppendUpstreamOfValid is UpstreamOfValid that appends the translation to dst and returns the
+// extended buffer (translate.Direction.AppendRewriteValid): a stream translates every item of a list
+// into one buffer it reuses. On error, dst is returned as it was.
+func (t *Translator) AppendUpstreamOfValid(gr schema.GroupResource) func(dst, data []byte) ([]byte, error) {
+	fallback := t.fallback(gr)
+	return func(dst, data []byte) ([]byte, error) {
+		d := translate.ToUpstream
+		if !groupnames.Mentions(d, data) {
+			return append(dst, data...), nil
+		}
+		how, n, gvk, err := t.shapeOf(data, fallback)
+		if err != nil {
+			return dst, err
+		}
+		if how != alongPaths {
+			out, err := t.translateWhole(how, data, fallback)
+			if err != nil {
+				return dst, err
+			}
+			return append(dst, out...), nil
+		}
+		out, err := d.AppendRewriteValid(dst, n, data)
+		if err != nil {
+			return dst, fmt.Errorf("translating %s: %w", gvk, err)
+		}
+		return out, nil
+	}
+}
+
+// shape is how an object is translated.
+type shape int
+
+const (
+	// alongPaths: the object's group-carrying paths are rewritten.
+	alongPaths shape = iota
+	// asStatus, asTable, asList: by status.Translate, tableRows and listItems.
+	asStatus
+	asTable
+	asList
+)
+
+// shapeOf chooses how to translate a valid JSON document, by its apiVersion and kind: a Status, a Table
+// or a list whole, anything else along the paths of its route, of its built-in kind, fallback for an
+// object without a kind, or objectPaths. It fails for a document that is not an object.
+func (t *Translator) shapeOf(data []byte, fallback *translate.Node) (shape, *translate.Node, schema.GroupVersionKind, error) {
 	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errors.New("decoding object: not a JSON object")
+		return 0, nil, schema.GroupVersionKind{}, errors.New("decoding object: not a JSON object")
 	}
 	tm := translate.TopLevelStrings(data, "apiVersion", "kind")
 	gvk := schema.FromAPIVersionAndKind(tm[0], tm[1])
 	switch {
 	case gvk == schema.GroupVersionKind{Version: "v1", Kind: "Status"}:
-		return status.Translate(d, data)
+		return asStatus, nil, gvk, nil
 	case gvk.Group == metav1.GroupName && gvk.Kind == "Table":
-		return t.tableRows(data)
+		return asTable, nil, gvk, nil
 	case gvk.Kind == "":
-		return d.RewriteValid(fallback, data)
+		return alongPaths, fallback, gvk, nil
 	case strings.HasSuffix(gvk.Kind, "List"):
-		return t.listItems(data, fallback)
+		return asList, nil, gvk, nil
 	}
 	if route, ok := t.table.ByPrivateKind(gvk); ok {
-		out, err := d.RewriteValid(route.Paths, data)
-		if err != nil {
-			return nil, fmt.Errorf("translating %s: %w", gvk, err)
-		}
-		return out, nil
+		return alongPaths, route.Paths, gvk, nil
 	}
 	if k, ok := builtinByKind[gvk.GroupKind()]; ok {
-		return d.RewriteValid(k.paths, data)
+		return alongPaths, k.paths, gvk, nil
 	}
-	return d.RewriteValid(objectPaths, data)
+	return alongPaths, objectPaths, gvk, nil
+}
+
+// translateWhole translates a Status, a Table or a list.
+func (t *Translator) translateWhole(how shape, data []byte, fallback *translate.Node) ([]byte, error) {
+	switch how {
+	case asStatus:
+		return status.Translate(translate.ToUpstream, data)
+	case asTable:
+		return t.tableRows(data)
+	default:
+		return t.listItems(data, fallback)
+	}
 }
 
 // listItems translates a whole list (package stream translates the lists it streams itself): apiVersion
