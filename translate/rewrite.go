@@ -76,6 +76,69 @@ func (d Direction) AppendRewriteValid(dst []byte, n *Node, data []byte) ([]byte,
 	return append(rw.out, data[rw.copied:]...), nil
 }
 
+// ErrTypeMetaRepeated is AppendRewriteValidTypeMetaFirst's error for an object with a later top-level
+// member named apiVersion or kind (or with an escaped key, which could spell one): the members it read
+// first are then not the ones a decoder keeps (the last of duplicates wins).
+var ErrTypeMetaRepeated = errors.New("apiVersion or kind repeated at the top level")
+
+// LeadingTypeMeta returns the apiVersion and kind of a JSON object Valid accepted when they are its
+// first two members, in either order, as plain strings without escapes (as kube-apiserver writes every
+// object: an object encoded from a map has sorted keys, a typed one TypeMeta first), reading nothing
+// after them; ok is false otherwise (then TopLevelStrings reads them).
+func LeadingTypeMeta(data []byte) (apiVersion, kind string, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return "", "", false
+	}
+	i = skipSpace(data, i+1)
+	var seenAPIVersion, seenKind bool
+	for m := 0; m < 2; m++ {
+		if i >= len(data) || data[i] != '"' {
+			return "", "", false
+		}
+		keyEnd := stringEnd(data, i)
+		key := data[i+1 : keyEnd-1]
+		i = skipSpace(data, skipSpace(data, keyEnd)+1) // ':'
+		if i >= len(data) || data[i] != '"' {
+			return "", "", false
+		}
+		end := stringEnd(data, i)
+		value := data[i+1 : end-1]
+		if bytes.IndexByte(value, '\\') >= 0 {
+			return "", "", false
+		}
+		switch {
+		case string(key) == "apiVersion" && !seenAPIVersion:
+			apiVersion, seenAPIVersion = string(value), true
+		case string(key) == "kind" && !seenKind:
+			kind, seenKind = string(value), true
+		default:
+			return "", "", false
+		}
+		i = skipSpace(data, end)
+		if m == 0 && (i >= len(data) || data[i] != ',') {
+			return "", "", false
+		}
+		i = skipSpace(data, i+1)
+	}
+	return apiVersion, kind, true
+}
+
+// AppendRewriteValidTypeMetaFirst is AppendRewriteValid for an object whose tree n was chosen by the
+// apiVersion and kind LeadingTypeMeta read: it fails with ErrTypeMetaRepeated, having appended nothing,
+// when a later top-level member could override them, so that one pass over the object both translates
+// it and proves the choice right.
+func (d Direction) AppendRewriteValidTypeMetaFirst(dst []byte, n *Node, data []byte) ([]byte, error) {
+	if n == nil {
+		n = &Node{} // the top level is still walked, to see its keys
+	}
+	rw := &rewriter{d: d, in: data, out: dst, top: skipSpace(data, 0), guardTop: true}
+	if err := rw.document(n); err != nil {
+		return dst, err
+	}
+	return append(rw.out, data[rw.copied:]...), nil
+}
+
 // rewriter walks a document json.Valid accepted. out is what was written so far (nil until the first
 // replacement when the rewrite allocates its own buffer); in[copied:] is what has not been copied to out
 // yet; changed is set at the first replacement.
@@ -85,6 +148,10 @@ type rewriter struct {
 	out     []byte
 	copied  int
 	changed bool
+	// With guardTop, the members of the top-level object (at offset top) after its first two must
+	// not be named apiVersion or kind (AppendRewriteValidTypeMetaFirst).
+	guardTop bool
+	top      int
 }
 
 // document walks the whole document along n.
@@ -138,12 +205,18 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 			n = n.withCRDNames()
 		}
 	}
+	guard := rw.guardTop && i == rw.top
 	i = skipSpace(rw.in, i+1)
 	if rw.in[i] == '}' {
 		return i + 1, nil
 	}
-	for {
+	for m := 0; ; m++ {
 		keyEnd := stringEnd(rw.in, i)
+		if guard && m >= 2 {
+			if lit := rw.in[i:keyEnd]; string(lit) == `"apiVersion"` || string(lit) == `"kind"` || bytes.IndexByte(lit, '\\') >= 0 {
+				return 0, ErrTypeMetaRepeated
+			}
+		}
 		var child *Node
 		if n != nil {
 			child = n.Values

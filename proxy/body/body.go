@@ -140,6 +140,19 @@ func (t *Translator) AppendUpstreamOfValid(gr schema.GroupResource) func(dst, da
 		if !groupnames.Mentions(d, data) {
 			return append(dst, data...), nil
 		}
+		if apiVersion, kind, ok := translate.LeadingTypeMeta(data); ok {
+			// One pass: the kind chosen by the leading members, proved right by the rewrite.
+			gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+			if how, n := t.shapeOfKind(gvk, fallback); how == alongPaths {
+				out, err := d.AppendRewriteValidTypeMetaFirst(dst, n, data)
+				switch {
+				case err == nil:
+					return out, nil
+				case !errors.Is(err, translate.ErrTypeMetaRepeated):
+					return dst, fmt.Errorf("translating %s: %w", gvk, err)
+				}
+			}
+		}
 		how, n, gvk, err := t.shapeOf(data, fallback)
 		if err != nil {
 			return dst, err
@@ -180,23 +193,29 @@ func (t *Translator) shapeOf(data []byte, fallback *translate.Node) (shape, *tra
 	}
 	tm := translate.TopLevelStrings(data, "apiVersion", "kind")
 	gvk := schema.FromAPIVersionAndKind(tm[0], tm[1])
+	how, n := t.shapeOfKind(gvk, fallback)
+	return how, n, gvk, nil
+}
+
+// shapeOfKind is shapeOf for an object of kind gvk.
+func (t *Translator) shapeOfKind(gvk schema.GroupVersionKind, fallback *translate.Node) (shape, *translate.Node) {
 	switch {
 	case gvk == schema.GroupVersionKind{Version: "v1", Kind: "Status"}:
-		return asStatus, nil, gvk, nil
+		return asStatus, nil
 	case gvk.Group == metav1.GroupName && gvk.Kind == "Table":
-		return asTable, nil, gvk, nil
+		return asTable, nil
 	case gvk.Kind == "":
-		return alongPaths, fallback, gvk, nil
+		return alongPaths, fallback
 	case strings.HasSuffix(gvk.Kind, "List"):
-		return asList, nil, gvk, nil
+		return asList, nil
 	}
 	if route, ok := t.table.ByPrivateKind(gvk); ok {
-		return alongPaths, route.Paths, gvk, nil
+		return alongPaths, route.Paths
 	}
 	if k, ok := builtinByKind[gvk.GroupKind()]; ok {
-		return alongPaths, k.paths, gvk, nil
+		return alongPaths, k.paths
 	}
-	return alongPaths, objectPaths, gvk, nil
+	return alongPaths, objectPaths
 }
 
 // translateWhole translates a Status, a Table or a list.
