@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -415,18 +416,26 @@ func valueEnd(in []byte, i int) int {
 // stringEnd returns the offset just after the JSON string starting at i (a '"').
 func stringEnd(in []byte, i int) int {
 	j := i + 1
-	for j+8 <= len(in) && special(binary.LittleEndian.Uint64(in[j:])) == 0 {
-		j += 8
-	}
-	for ; j < len(in); j++ {
-		switch in[j] {
-		case '\\':
+	for {
+		// Eight bytes at a time to the next quote or backslash (the lowest flagged byte of a word is a
+		// true one), then byte by byte.
+		for ; j+8 <= len(in); j += 8 {
+			if m := quoteOrBackslash(binary.LittleEndian.Uint64(in[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+		}
+		for j < len(in) && in[j] != '"' && in[j] != '\\' {
 			j++
-		case '"':
+		}
+		switch {
+		case j >= len(in):
+			return len(in)
+		case in[j] == '"':
 			return j + 1
 		}
+		j += 2 // a backslash and the character it escapes
 	}
-	return len(in)
 }
 
 func skipSpace(in []byte, i int) int {
