@@ -208,7 +208,11 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
-	if err := gunzip(resp); err != nil {
+	if asksBackendGzip(ex) {
+		if passed, err := passThroughGzip(resp); passed || err != nil {
+			return err
+		}
+	} else if err := gunzip(resp); err != nil {
 		return err
 	}
 	statusUpstream := s.timed(req, s.bodies.Upstream)
