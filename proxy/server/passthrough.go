@@ -20,8 +20,8 @@ import (
 // gzip too; the backend's compressed answer (kube-apiserver compresses one larger than 128 KiB) is
 // decompressed only to be searched for the names of the private groups, and sent on as it came when it
 // names none, so that the proxy spends no compression work on it. An answer that names one (a Secret
-// owned by a Cluster) is translated and compressed again. Lists of mapped kinds always name their group,
-// and are asked for uncompressed (prepareResource).
+// owned by a Cluster) is translated and compressed again. Lists of mapped kinds always name their group:
+// they are asked for gzip (listsGzip) only because receiving them compressed costs less.
 
 // maxPassThrough bounds the compressed answer the proxy holds while it finds out whether the answer
 // names a private group: a list of hundreds of MiB of built-in objects would otherwise be held whole.
@@ -37,6 +37,15 @@ const mentionOverlap = 128
 // mapped group, answered in JSON (not a YAML answer written from JSON), not a long-running request.
 func asksBackendGzip(ex *exchange) bool {
 	return ex.gzip && !ex.yaml && ex.req.Class == classify.Other && !ex.req.LongRunning && !ex.untranslatedRequest
+}
+
+// listsGzip reports whether the proxy asks the backend for a gzip'ed list (kube-apiserver compresses
+// one larger than 128 KiB), which it decompresses to translate, as the standard library's transport
+// does for a bare reverse proxy: a 10k Machine list is 2.4 MB instead of 60 MB on the link, a
+// twenty-fifth of the TLS records, HTTP/2 frames and wake-ups of the transport's reader, and of the
+// data the transport buffers for a stream (peak RSS), for a decompression of about the same CPU.
+func listsGzip(ex *exchange) bool {
+	return ex.req.Verb == "list" && !ex.req.LongRunning
 }
 
 // passThroughGzip passes a gzip'ed response that names no private group through as it is, with its

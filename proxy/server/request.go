@@ -99,11 +99,10 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // (negotiate.Narrow). This holds for every resource, since any object's ownerReferences may point at a
 // mapped group (a Secret owned by a Cluster); client-go decodes the JSON answer by its Content-Type. An
 // answer kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
-// backend is asked for an uncompressed answer: compressing a list it must then decompress to translate
-// costs the backend and the proxy more CPU than the bytes cost the link; the translation is compressed
-// for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses it. A client
-// that accepts gzip asking for a resource of no mapped group makes the proxy ask for gzip, to pass the
-// answer through as it is when it names no private group (passthrough.go).
+// backend is asked for a gzip'ed list (listsGzip) and an uncompressed single object; the translation is
+// compressed for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses
+// it. A client that accepts gzip asking for a resource of no mapped group makes the proxy ask for gzip,
+// to pass the answer through as it is when it names no private group (passthrough.go).
 func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	endpoint := negotiate.Resource
 	if ex.req.Class == classify.Mapped {
@@ -114,7 +113,7 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	ex.gzip = acceptsGzip(r.Header)
 	// Named, so that the transport neither asks for gzip itself nor decompresses. A compressed answer
 	// that needs no translation is passed through (passthrough.go).
-	if asksBackendGzip(ex) {
+	if asksBackendGzip(ex) || listsGzip(ex) {
 		r.Header.Set("Accept-Encoding", "gzip")
 	} else {
 		r.Header.Set("Accept-Encoding", "identity")

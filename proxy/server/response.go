@@ -30,9 +30,8 @@ import (
 // that fails within it is answered with a Status.
 const streamBufferSize = 32 << 10
 
-// gunzip decompresses a gzip'ed response body in place. The transport normally asks for gzip itself and
-// decompresses it (the proxy removes the client's Accept-Encoding); this covers a backend that compresses
-// anyway.
+// gunzip decompresses a gzip'ed response body in place: a list the proxy asked for gzip (listsGzip), an
+// answer it could not pass through (passThroughGzip), or a backend that compresses anyway.
 func gunzip(resp *http.Response) error {
 	switch enc := strings.ToLower(resp.Header.Get("Content-Encoding")); enc {
 	case "", "identity":
