@@ -30,7 +30,7 @@ func (d Direction) RewriteElements(data []byte, nodeOf func(i int) *Node) ([]byt
 			i = skipSpace(data, i+1)
 		}
 	}
-	if rw.out == nil {
+	if !rw.changed {
 		return data, nil
 	}
 	return append(rw.out, data[rw.copied:]...), nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -52,30 +53,126 @@ func (d Direction) RewriteValid(n *Node, data []byte) ([]byte, error) {
 		return data, nil
 	}
 	rw := &rewriter{d: d, in: data}
-	end, err := rw.value(skipSpace(data, 0), n)
-	if err != nil {
+	if err := rw.document(n); err != nil {
 		return nil, err
 	}
-	if skipSpace(data, end) != len(data) {
-		return nil, fmt.Errorf("invalid character after top-level value at offset %d", end)
-	}
-	if rw.out == nil {
+	if !rw.changed {
 		return data, nil
 	}
 	return append(rw.out, data[rw.copied:]...), nil
 }
 
-// rewriter walks a document json.Valid accepted. out is nil until the first replacement; in[copied:] is
-// what has not been copied to out yet.
+// AppendRewriteValid is RewriteValid that appends the translation to dst and returns the extended
+// buffer, as strconv's Append functions do: a caller that translates many documents (the items of a
+// list) reuses one buffer instead of allocating one per document. data must not overlap dst's spare
+// capacity. On error, dst is returned as it was.
+func (d Direction) AppendRewriteValid(dst []byte, n *Node, data []byte) ([]byte, error) {
+	if n == nil {
+		return append(dst, data...), nil
+	}
+	rw := &rewriter{d: d, in: data, out: dst}
+	if err := rw.document(n); err != nil {
+		return dst, err
+	}
+	return append(rw.out, data[rw.copied:]...), nil
+}
+
+// ErrTypeMetaRepeated is AppendRewriteValidTypeMetaFirst's error for an object with a later top-level
+// member named apiVersion or kind (or with an escaped key, which could spell one): the members it read
+// first are then not the ones a decoder keeps (the last of duplicates wins).
+var ErrTypeMetaRepeated = errors.New("apiVersion or kind repeated at the top level")
+
+// LeadingTypeMeta returns the apiVersion and kind of a JSON object Valid accepted when they are its
+// first two members, in either order, as plain strings without escapes (as kube-apiserver writes every
+// object: an object encoded from a map has sorted keys, a typed one TypeMeta first), reading nothing
+// after them; ok is false otherwise (then TopLevelStrings reads them).
+func LeadingTypeMeta(data []byte) (apiVersion, kind string, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return "", "", false
+	}
+	i = skipSpace(data, i+1)
+	var seenAPIVersion, seenKind bool
+	for m := 0; m < 2; m++ {
+		if i >= len(data) || data[i] != '"' {
+			return "", "", false
+		}
+		keyEnd := stringEnd(data, i)
+		key := data[i+1 : keyEnd-1]
+		i = skipSpace(data, skipSpace(data, keyEnd)+1) // ':'
+		if i >= len(data) || data[i] != '"' {
+			return "", "", false
+		}
+		end := stringEnd(data, i)
+		value := data[i+1 : end-1]
+		if bytes.IndexByte(value, '\\') >= 0 {
+			return "", "", false
+		}
+		switch {
+		case string(key) == "apiVersion" && !seenAPIVersion:
+			apiVersion, seenAPIVersion = string(value), true
+		case string(key) == "kind" && !seenKind:
+			kind, seenKind = string(value), true
+		default:
+			return "", "", false
+		}
+		i = skipSpace(data, end)
+		if m == 0 && (i >= len(data) || data[i] != ',') {
+			return "", "", false
+		}
+		i = skipSpace(data, i+1)
+	}
+	return apiVersion, kind, true
+}
+
+// AppendRewriteValidTypeMetaFirst is AppendRewriteValid for an object whose tree n was chosen by the
+// apiVersion and kind LeadingTypeMeta read: it fails with ErrTypeMetaRepeated, having appended nothing,
+// when a later top-level member could override them, so that one pass over the object both translates
+// it and proves the choice right.
+func (d Direction) AppendRewriteValidTypeMetaFirst(dst []byte, n *Node, data []byte) ([]byte, error) {
+	if n == nil {
+		n = &Node{} // the top level is still walked, to see its keys
+	}
+	rw := &rewriter{d: d, in: data, out: dst, top: skipSpace(data, 0), guardTop: true}
+	if err := rw.document(n); err != nil {
+		return dst, err
+	}
+	return append(rw.out, data[rw.copied:]...), nil
+}
+
+// rewriter walks a document json.Valid accepted. out is what was written so far (nil until the first
+// replacement when the rewrite allocates its own buffer); in[copied:] is what has not been copied to out
+// yet; changed is set at the first replacement.
 type rewriter struct {
-	d      Direction
-	in     []byte
-	out    []byte
-	copied int
+	d       Direction
+	in      []byte
+	out     []byte
+	copied  int
+	changed bool
+	// With guardTop, the members of the top-level object (at offset top) after its first two must
+	// not be named apiVersion or kind (AppendRewriteValidTypeMetaFirst).
+	guardTop bool
+	top      int
+}
+
+// document walks the whole document along n.
+func (rw *rewriter) document(n *Node) error {
+	end, err := rw.value(skipSpace(rw.in, 0), n)
+	if err != nil {
+		return err
+	}
+	if skipSpace(rw.in, end) != len(rw.in) {
+		return fmt.Errorf("invalid character after top-level value at offset %d", end)
+	}
+	return nil
 }
 
 // value walks the value starting at i (no leading whitespace) and returns the offset just after it.
 func (rw *rewriter) value(i int, n *Node) (int, error) {
+	if n == nil {
+		// Nothing below: skipped, not walked.
+		return valueEnd(rw.in, i), nil
+	}
 	switch rw.in[i] {
 	case '{':
 		return rw.object(i, n)
@@ -109,12 +206,18 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 			n = n.withCRDNames()
 		}
 	}
+	guard := rw.guardTop && i == rw.top
 	i = skipSpace(rw.in, i+1)
 	if rw.in[i] == '}' {
 		return i + 1, nil
 	}
-	for {
+	for m := 0; ; m++ {
 		keyEnd := stringEnd(rw.in, i)
+		if guard && m >= 2 {
+			if lit := rw.in[i:keyEnd]; string(lit) == `"apiVersion"` || string(lit) == `"kind"` || bytes.IndexByte(lit, '\\') >= 0 {
+				return 0, ErrTypeMetaRepeated
+			}
+		}
 		var child *Node
 		if n != nil {
 			child = n.Values
@@ -191,6 +294,7 @@ func (rw *rewriter) replace(start, end int, s, t string) {
 		// Room for the whole document, and for names that grow (a private group is longer).
 		rw.out = make([]byte, 0, len(rw.in)+len(rw.in)/16+64)
 	}
+	rw.changed = true
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	if bytes.IndexByte(rw.in[start:end], '\\') < 0 {
 		// A literal without escapes holds s as it is; t is s with a group name (plain letters, digits, '.'
@@ -312,18 +416,26 @@ func valueEnd(in []byte, i int) int {
 // stringEnd returns the offset just after the JSON string starting at i (a '"').
 func stringEnd(in []byte, i int) int {
 	j := i + 1
-	for j+8 <= len(in) && special(binary.LittleEndian.Uint64(in[j:])) == 0 {
-		j += 8
-	}
-	for ; j < len(in); j++ {
-		switch in[j] {
-		case '\\':
+	for {
+		// Eight bytes at a time to the next quote or backslash (the lowest flagged byte of a word is a
+		// true one), then byte by byte.
+		for ; j+8 <= len(in); j += 8 {
+			if m := quoteOrBackslash(binary.LittleEndian.Uint64(in[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+		}
+		for j < len(in) && in[j] != '"' && in[j] != '\\' {
 			j++
-		case '"':
+		}
+		switch {
+		case j >= len(in):
+			return len(in)
+		case in[j] == '"':
 			return j + 1
 		}
+		j += 2 // a backslash and the character it escapes
 	}
-	return len(in)
 }
 
 func skipSpace(in []byte, i int) int {

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -63,6 +64,12 @@ func checkRewrite(t *testing.T, n *Node, in, want string, roundTrip bool) {
 	if viaJSON = ToPrivate.JSON(n, viaJSON); !reflect.DeepEqual(viaRewrite, viaJSON) {
 		t.Errorf("Rewrite and JSON disagree:\n%v\n%v", viaRewrite, viaJSON)
 	}
+	// AppendRewriteValid writes the same bytes after what the buffer held.
+	prefix := "[previous items],"
+	appended, err := ToPrivate.AppendRewriteValid([]byte(prefix), n, []byte(in))
+	if err != nil || string(appended) != prefix+want {
+		t.Errorf("AppendRewriteValid: %s, %v", appended, err)
+	}
 	back, err := ToUpstream.Rewrite(n, got)
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +89,50 @@ func TestRewriteUnchangedAndMalformed(t *testing.T) {
 	for _, bad := range []string{``, `{`, `{"apiVersion":}`, `{"a":1} {}`, `{"a":1}x`, `[1,]`} {
 		if _, err := ToPrivate.Rewrite(n, []byte(bad)); err == nil {
 			t.Errorf("Rewrite(%q) did not fail", bad)
+		}
+	}
+}
+
+func TestLeadingTypeMeta(t *testing.T) {
+	for _, tc := range []struct {
+		in               string
+		apiVersion, kind string
+		ok               bool
+	}{
+		{`{"apiVersion":"a/v1","kind":"K","metadata":{}}`, "a/v1", "K", true},
+		{` { "kind" : "K" , "apiVersion" : "a/v1" } `, "a/v1", "K", true},
+		{`{"apiVersion":"a/v1","metadata":{},"kind":"K"}`, "", "", false},
+		{`{"apiVersion":"a/v1","apiVersion":"b/v1","kind":"K"}`, "", "", false},
+		{`{"apiVersion":"a\/v1","kind":"K"}`, "", "", false},
+		{`{"api\u0056ersion":"a/v1","kind":"K"}`, "", "", false},
+		{`{"apiVersion":1,"kind":"K"}`, "", "", false},
+		{`{"apiVersion":"a/v1"}`, "", "", false},
+		{`{}`, "", "", false},
+		{`[]`, "", "", false},
+	} {
+		apiVersion, kind, ok := LeadingTypeMeta([]byte(tc.in))
+		if apiVersion != tc.apiVersion || kind != tc.kind || ok != tc.ok {
+			t.Errorf("LeadingTypeMeta(%s) = %q, %q, %v; want %q, %q, %v", tc.in, apiVersion, kind, ok, tc.apiVersion, tc.kind, tc.ok)
+		}
+	}
+}
+
+func TestAppendRewriteValidTypeMetaFirst(t *testing.T) {
+	n := Paths("apiVersion=apiVersion", "spec.ref.apiGroup=group")
+	in := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"M","spec":{"ref":{"apiGroup":"cluster.x-k8s.io"}},"status":{"kind":"x","apiVersion":"y"}}`
+	want := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"M","spec":{"ref":{"apiGroup":"cluster.hypershift.openshift.io"}},"status":{"kind":"x","apiVersion":"y"}}`
+	got, err := ToPrivate.AppendRewriteValidTypeMetaFirst([]byte("x"), n, []byte(in))
+	if err != nil || string(got) != "x"+want {
+		t.Errorf("got %s, %v; want x%s", got, err, want)
+	}
+	for _, repeated := range []string{
+		`{"apiVersion":"a/v1","kind":"M","spec":{},"kind":"N"}`,
+		`{"apiVersion":"a/v1","kind":"M","apiVersion":"cluster.x-k8s.io/v1beta2"}`,
+		`{"apiVersion":"a/v1","kind":"M","\u006bind":"N"}`,
+	} {
+		got, err := ToPrivate.AppendRewriteValidTypeMetaFirst([]byte("x"), n, []byte(repeated))
+		if !errors.Is(err, ErrTypeMetaRepeated) || string(got) != "x" {
+			t.Errorf("%s: got %s, %v; want ErrTypeMetaRepeated and nothing appended", repeated, got, err)
 		}
 	}
 }

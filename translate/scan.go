@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // ErrIncomplete is Scan's error for a value that data ends in the middle of: more input may complete it.
@@ -139,13 +140,38 @@ func special(x uint64) uint64 {
 	return ((quote-lows)&^quote | (backslash-lows)&^backslash | (x-lows*0x20)&^x) & highs
 }
 
-// scanString scans the string starting at data[i] (a '"').
-func scanString(data []byte, i int) (int, error) {
-	j := i + 1
-	for j+8 <= len(data) && special(binary.LittleEndian.Uint64(data[j:])) == 0 {
-		j += 8
+// quoteOrBackslash is special without control characters: what ends a string or escapes, in a
+// document already validated.
+func quoteOrBackslash(x uint64) uint64 {
+	quote := x ^ (lows * '"')
+	backslash := x ^ (lows * '\\')
+	return ((quote-lows)&^quote | (backslash-lows)&^backslash) & highs
+}
+
+// nextSpecial returns the offset of the first byte at or after j that special flags, eight bytes at a
+// time while eight remain (the lowest flagged byte of a word is always a true one), then byte by byte;
+// len(data) if there is none.
+func nextSpecial(data []byte, j int) int {
+	for ; j+8 <= len(data); j += 8 {
+		if m := special(binary.LittleEndian.Uint64(data[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
 	}
 	for ; j < len(data); j++ {
+		if c := data[j]; c == '"' || c == '\\' || c < 0x20 {
+			return j
+		}
+	}
+	return j
+}
+
+// scanString scans the string starting at data[i] (a '"').
+func scanString(data []byte, i int) (int, error) {
+	for j := i + 1; ; j++ {
+		j = nextSpecial(data, j)
+		if j >= len(data) {
+			return len(data), ErrIncomplete
+		}
 		switch c := data[j]; {
 		case c == '"':
 			return j + 1, nil
@@ -169,11 +195,10 @@ func scanString(data []byte, i int) (int, error) {
 			default:
 				return j, syntaxError(data, j, "in string escape code")
 			}
-		case c < 0x20:
+		default: // c < 0x20
 			return j, syntaxError(data, j, "in string literal")
 		}
 	}
-	return len(data), ErrIncomplete
 }
 
 func isHex(c byte) bool {

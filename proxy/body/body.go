@@ -116,32 +116,118 @@ func (t *Translator) upstream(data []byte, fallback *translate.Node, valid bool)
 			return nil, fmt.Errorf("decoding object: %w", err)
 		}
 	}
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errors.New("decoding object: not a JSON object")
+	how, n, gvk, err := t.shapeOf(data, fallback)
+	if err != nil {
+		return nil, err
 	}
-	tm := translate.TopLevelStrings(data, "apiVersion", "kind")
-	gvk := schema.FromAPIVersionAndKind(tm[0], tm[1])
-	switch {
-	case gvk == schema.GroupVersionKind{Version: "v1", Kind: "Status"}:
-		return status.Translate(d, data)
-	case gvk.Group == metav1.GroupName && gvk.Kind == "Table":
-		return t.tableRows(data)
-	case gvk.Kind == "":
-		return d.RewriteValid(fallback, data)
-	case strings.HasSuffix(gvk.Kind, "List"):
-		return t.listItems(data, fallback)
+	if how != alongPaths {
+		return t.translateWhole(how, data, fallback)
 	}
-	if route, ok := t.table.ByPrivateKind(gvk); ok {
-		out, err := d.RewriteValid(route.Paths, data)
+	out, err := d.RewriteValid(n, data)
+	if err != nil {
+		return nil, fmt.Errorf("translating %s: %w", gvk, err)
+	}
+	return out, nil
+}
+
+// AppendUpstreamOfValid is UpstreamOfValid that appends the translation to dst and returns the
+// extended buffer (translate.Direction.AppendRewriteValid): a stream translates every item of a list
+// into one buffer it reuses. On error, dst is returned as it was.
+func (t *Translator) AppendUpstreamOfValid(gr schema.GroupResource) func(dst, data []byte) ([]byte, error) {
+	fallback := t.fallback(gr)
+	return func(dst, data []byte) ([]byte, error) {
+		d := translate.ToUpstream
+		if !groupnames.Mentions(d, data) {
+			return append(dst, data...), nil
+		}
+		if apiVersion, kind, ok := translate.LeadingTypeMeta(data); ok {
+			// One pass: the kind chosen by the leading members, proved right by the rewrite.
+			gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+			if how, n := t.shapeOfKind(gvk, fallback); how == alongPaths {
+				out, err := d.AppendRewriteValidTypeMetaFirst(dst, n, data)
+				switch {
+				case err == nil:
+					return out, nil
+				case !errors.Is(err, translate.ErrTypeMetaRepeated):
+					return dst, fmt.Errorf("translating %s: %w", gvk, err)
+				}
+			}
+		}
+		how, n, gvk, err := t.shapeOf(data, fallback)
 		if err != nil {
-			return nil, fmt.Errorf("translating %s: %w", gvk, err)
+			return dst, err
+		}
+		if how != alongPaths {
+			out, err := t.translateWhole(how, data, fallback)
+			if err != nil {
+				return dst, err
+			}
+			return append(dst, out...), nil
+		}
+		out, err := d.AppendRewriteValid(dst, n, data)
+		if err != nil {
+			return dst, fmt.Errorf("translating %s: %w", gvk, err)
 		}
 		return out, nil
 	}
-	if k, ok := builtinByKind[gvk.GroupKind()]; ok {
-		return d.RewriteValid(k.paths, data)
+}
+
+// shape is how an object is translated.
+type shape int
+
+const (
+	// alongPaths: the object's group-carrying paths are rewritten.
+	alongPaths shape = iota
+	// asStatus, asTable, asList: by status.Translate, tableRows and listItems.
+	asStatus
+	asTable
+	asList
+)
+
+// shapeOf chooses how to translate a valid JSON document, by its apiVersion and kind: a Status, a Table
+// or a list whole, anything else along the paths of its route, of its built-in kind, fallback for an
+// object without a kind, or objectPaths. It fails for a document that is not an object.
+func (t *Translator) shapeOf(data []byte, fallback *translate.Node) (shape, *translate.Node, schema.GroupVersionKind, error) {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		return 0, nil, schema.GroupVersionKind{}, errors.New("decoding object: not a JSON object")
 	}
-	return d.RewriteValid(objectPaths, data)
+	tm := translate.TopLevelStrings(data, "apiVersion", "kind")
+	gvk := schema.FromAPIVersionAndKind(tm[0], tm[1])
+	how, n := t.shapeOfKind(gvk, fallback)
+	return how, n, gvk, nil
+}
+
+// shapeOfKind is shapeOf for an object of kind gvk.
+func (t *Translator) shapeOfKind(gvk schema.GroupVersionKind, fallback *translate.Node) (shape, *translate.Node) {
+	switch {
+	case gvk == schema.GroupVersionKind{Version: "v1", Kind: "Status"}:
+		return asStatus, nil
+	case gvk.Group == metav1.GroupName && gvk.Kind == "Table":
+		return asTable, nil
+	case gvk.Kind == "":
+		return alongPaths, fallback
+	case strings.HasSuffix(gvk.Kind, "List"):
+		return asList, nil
+	}
+	if route, ok := t.table.ByPrivateKind(gvk); ok {
+		return alongPaths, route.Paths
+	}
+	if k, ok := builtinByKind[gvk.GroupKind()]; ok {
+		return alongPaths, k.paths
+	}
+	return alongPaths, objectPaths
+}
+
+// translateWhole translates a Status, a Table or a list.
+func (t *Translator) translateWhole(how shape, data []byte, fallback *translate.Node) ([]byte, error) {
+	switch how {
+	case asStatus:
+		return status.Translate(translate.ToUpstream, data)
+	case asTable:
+		return t.tableRows(data)
+	default:
+		return t.listItems(data, fallback)
+	}
 }
 
 // listItems translates a whole list (package stream translates the lists it streams itself): apiVersion

@@ -266,6 +266,30 @@ func TestUpstreamOfListItems(t *testing.T) {
 	if err != nil || string(out) != in {
 		t.Errorf("a Secret item: got %s, %v; want it unchanged", out, err)
 	}
+	for _, item := range []string{in, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m"},"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`, `{"apiVersion":"v1","kind":"Status","message":"machines.cluster.hypershift.openshift.io \"m\" not found"}`} {
+		want, err := tr.UpstreamOfValid(schema.GroupResource{Group: "events.k8s.io", Resource: "events"})([]byte(item))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tr.AppendUpstreamOfValid(schema.GroupResource{Group: "events.k8s.io", Resource: "events"})([]byte("prefix"), []byte(item))
+		if err != nil || string(got) != "prefix"+string(want) {
+			t.Errorf("AppendUpstreamOfValid: got %s, %v; want prefix%s", got, err, want)
+		}
+	}
+	// Read in one pass when apiVersion and kind lead, but as a decoder reads them (the last of duplicates
+	// wins) when they are repeated.
+	machines := schema.GroupResource{Group: "cluster.hypershift.openshift.io", Resource: "machines"}
+	for _, tc := range []struct{ in, want string }{
+		{`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`,
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`},
+		{`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}},"kind":"Secret"}`,
+			`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}},"kind":"Secret"}`},
+	} {
+		got, err := tr.AppendUpstreamOfValid(machines)(nil, []byte(tc.in))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("got %s, %v; want %s", got, err, tc.want)
+		}
+	}
 	if got := RequestPaths(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}).Pointer("/spec/resourceAttributes/group"); got == nil || got.Value != translate.GroupValue {
 		t.Errorf("RequestPaths(selfsubjectaccessreviews) lacks spec.resourceAttributes.group")
 	}

@@ -207,6 +207,10 @@ func TestBuiltinRulesAndQuotas(t *testing.T) {
 			if err != nil || string(got) != want {
 				t.Fatalf("list item: got %s, %v\nwant %s", got, err, want)
 			}
+			got, err = tr.AppendUpstreamOfValid(tc.resource)([]byte("[x,"), []byte(item))
+			if err != nil || string(got) != "[x,"+want {
+				t.Fatalf("list item appended: got %s, %v\nwant [x,%s", got, err, want)
+			}
 		})
 	}
 }

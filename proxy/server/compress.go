@@ -82,44 +82,91 @@ func compress(resp *http.Response) error {
 	}
 
 	src := resp.Body
-	head := make([]byte, gzipThreshold+1)
+	headp := heads.Get().(*[]byte)
+	head := *headp
 	n, err := io.ReadFull(src, head)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		// The whole body, no larger than the threshold: sent as it is.
 		_ = src.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(head[:n]))
+		body := bytes.Clone(head[:n])
+		heads.Put(headp)
+		resp.Body = io.NopCloser(bytes.NewReader(body))
 		resp.ContentLength = int64(n)
 		resp.Header.Set("Content-Length", strconv.Itoa(n))
 		return nil
 	case err != nil:
 		_ = src.Close()
+		heads.Put(headp)
 		return apierrors.NewInternalError(fmt.Errorf("reading the translated response: %w", err))
 	}
-	src = &readCloser{Reader: io.MultiReader(bytes.NewReader(head), src), close: src.Close}
-	pr, pw := io.Pipe()
-	go func() {
-		defer src.Close()
-		gw := getGzipWriter(pw)
-		// As kube-apiserver's gzip writer, it is not flushed between writes: the client gets whole
-		// compressed blocks (a list is not read before it is complete).
-		_, err := io.Copy(gw, src)
-		if err == nil {
-			err = gw.Close()
-		}
-		if err == nil {
-			gzipWriters.Put(gw)
-		}
-		_ = pw.CloseWithError(err) // nil: the reader sees io.EOF
-	}()
-	resp.Body = &readCloser{Reader: pr, close: func() error {
-		_ = pr.Close() // unblocks the goroutine's writes
+	// As kube-apiserver's gzip writer, it is not flushed between writes: the client gets whole
+	// compressed blocks (a list is not read before it is complete).
+	z := &gzipReader{src: src, chunk: head}
+	z.gw = getGzipWriter(&z.out)
+	if _, err := z.gw.Write(head[:n]); err != nil {
+		_ = src.Close()
+		heads.Put(headp)
+		return apierrors.NewInternalError(fmt.Errorf("compressing the response: %w", err))
+	}
+	resp.Body = &readCloser{Reader: z, close: func() error {
+		z.release()
+		heads.Put(headp)
 		return src.Close()
 	}}
 	resp.Header.Set("Content-Encoding", "gzip")
 	resp.Header.Add("Vary", "Accept-Encoding")
 	resp.Header.Del("Content-Length")
 	return nil
+}
+
+// heads holds the buffers compress reads the first gzipThreshold+1 bytes of a streamed body into, and
+// then the rest through.
+var heads = sync.Pool{New: func() any { b := make([]byte, gzipThreshold+1); return &b }}
+
+// gzipReader compresses src as it is read: each Read compresses what one read of src gave until there
+// is compressed output, so that compression needs no goroutine or pipe of its own and holds one chunk of
+// input and the compressed blocks not read yet.
+type gzipReader struct {
+	src   io.Reader
+	gw    *gzip.Writer
+	chunk []byte
+	// out is compressed output not read yet; err ends the reading once out is read (io.EOF at the end).
+	out bytes.Buffer
+	err error
+}
+
+func (z *gzipReader) Read(p []byte) (int, error) {
+	for z.out.Len() == 0 {
+		if z.err != nil {
+			return 0, z.err
+		}
+		n, err := z.src.Read(z.chunk)
+		if n > 0 {
+			if _, werr := z.gw.Write(z.chunk[:n]); werr != nil {
+				z.err = werr
+				continue
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			z.err = io.EOF
+			if cerr := z.gw.Close(); cerr != nil {
+				z.err = cerr
+			}
+		case err != nil:
+			z.err = err
+		}
+	}
+	return z.out.Read(p)
+}
+
+// release gives the gzip writer back once the body is closed (it holds no reference to the body then).
+func (z *gzipReader) release() {
+	if z.gw != nil && errors.Is(z.err, io.EOF) {
+		gzipWriters.Put(z.gw)
+	}
+	z.gw = nil
 }
 
 // gzipBytes compresses data in memory.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -111,5 +112,99 @@ func TestFollowedLogNotHeldBack(t *testing.T) {
 	line, err := bufio.NewReader(resp.Body).ReadString('\n')
 	if err != nil || line != "first line\n" || resp.Header.Get("Content-Encoding") != "" {
 		t.Errorf("got %q, %v, Content-Encoding %q", line, err, resp.Header.Get("Content-Encoding"))
+	}
+}
+
+// TestGzipPassThrough: a compressed answer for a client that accepts gzip, of a resource of no mapped
+// group, reaches the client as the backend compressed it when it names no private group, and is
+// translated (and compressed again) when it does.
+func TestGzipPassThrough(t *testing.T) {
+	item := func(i int, owner string) string {
+		return fmt.Sprintf(`{"metadata":{"name":"s%d","namespace":"ns","ownerReferences":[{"apiVersion":%q,"kind":"Cluster","name":"c","uid":"u"}]},"data":{"k":"%s"}}`,
+			i, owner, strings.Repeat("x", 200))
+	}
+	list := func(owner string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[`)
+		for i := range 2000 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(item(i, owner))
+		}
+		b.WriteString("]}")
+		return []byte(b.String())
+	}
+	gzipped := func(data []byte) []byte {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		_, _ = zw.Write(data)
+		_ = zw.Close()
+		return buf.Bytes()
+	}
+	plain, owned := gzipped(list("apps/v1")), gzipped(list("cluster.hypershift.openshift.io/v1beta2"))
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		var body []byte
+		switch r.URL.Path {
+		case "/api/v1/namespaces/plain/secrets":
+			body = plain
+		case "/api/v1/namespaces/owned/secrets":
+			body = owned
+		default:
+			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{},"items":[%s]}`, privateMachine)
+			return
+		}
+		if r.Header.Get("Accept-Encoding") != "gzip" {
+			t.Errorf("%s: the backend was asked for Accept-Encoding %q", r.URL.Path, r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(body)
+	})
+	p := newProxy(t, b.URL)
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	get := func(path string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, data
+	}
+	resp, data := get("/api/v1/namespaces/plain/secrets")
+	if !bytes.Equal(data, plain) || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("a list naming no private group: got %d bytes (Content-Encoding %q), want the backend's %d compressed bytes",
+			len(data), resp.Header.Get("Content-Encoding"), len(plain))
+	}
+	resp, data = get("/api/v1/namespaces/owned/secrets")
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("a translated list over 128 KiB: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(text, []byte("hypershift")) || bytes.Count(text, []byte(`"apiVersion":"cluster.x-k8s.io/v1beta2"`)) != 2000 {
+		t.Errorf("a list naming a private group was not translated: %.300s", text)
+	}
+	// A list the proxy translates is asked for compressed (listsGzip), a single object of a mapped kind
+	// uncompressed.
+	get(upstreamMachines)
+	if ae := b.last(t).Header.Get("Accept-Encoding"); ae != "gzip" {
+		t.Errorf("a list of a mapped kind: the backend was asked for Accept-Encoding %q, want gzip", ae)
+	}
+	get(upstreamMachines + "/m")
+	if ae := b.last(t).Header.Get("Accept-Encoding"); ae != "identity" {
+		t.Errorf("a Machine: the backend was asked for Accept-Encoding %q, want identity", ae)
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
-	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 )
 
 // withMetrics counts every request by its classification and outcome, keeps watches open in the
@@ -81,6 +79,17 @@ func (s *server) timed(req classify.Request, translate func([]byte) ([]byte, err
 	}
 }
 
+// timedAppend is timed for a translation that appends to a buffer (stream.Objects.AppendObject).
+func (s *server) timedAppend(req classify.Request, translate func(dst, data []byte) ([]byte, error)) func(dst, data []byte) ([]byte, error) {
+	if s.metrics == nil {
+		return translate
+	}
+	return func(dst, data []byte) ([]byte, error) {
+		defer s.timeTranslation(req, metrics.Response)()
+		return translate(dst, data)
+	}
+}
+
 // translationFailed counts err, the error a translation of ex's request failed with, unless one was
 // counted for it already. A backend that could not be read (503) is not a translation error.
 func (s *server) translationFailed(ex *exchange, direction string, err error) {
@@ -98,25 +107,6 @@ func (s *server) recordFailure(ex *exchange, respond func(*http.Response) error)
 		if err != nil {
 			s.translationFailed(ex, metrics.Response, err)
 		}
-		return err
-	}
-}
-
-// streamed wraps the translation of a streamed list of ex's request. A failure to write to the client,
-// or to read the backend, is no translation error. A list that breaks off cannot end cleanly, and the
-// error is returned (the response is aborted). Watches end as watchBody (response.go) says.
-func (s *server) streamed(ex *exchange, translate func(dst io.Writer, flush func() error, src io.Reader) error) func(dst io.Writer, flush func() error, src io.Reader) error {
-	return func(dst io.Writer, flush func() error, src io.Reader) error {
-		in := &sourceReader{r: src}
-		err := translate(dst, flush, in)
-		var writeErr *stream.WriteError
-		switch {
-		case err == nil, errors.As(err, &writeErr):
-			return err
-		case in.err != nil && !errors.Is(in.err, io.EOF):
-			return err
-		}
-		s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
 		return err
 	}
 }

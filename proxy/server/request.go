@@ -107,9 +107,10 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // decodes the answer by its Content-Type. CRDs (whose answers package crd rewrites in JSON) and watches
 // over a websocket (whose frames websocket.go translates in JSON) are narrowed to JSON. An answer
 // kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
-// backend is asked for an uncompressed answer: compressing a list it must then decompress to translate
-// costs the backend and the proxy more CPU than the bytes cost the link; the translation is compressed
-// for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses it.
+// backend is asked for a gzip'ed list (listsGzip) and an uncompressed single object; the translation is
+// compressed for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses
+// it. A client that accepts gzip asking for a resource of no mapped group makes the proxy ask for gzip,
+// to pass the answer through as it is when it names no private group (passthrough.go).
 func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	endpoint := negotiate.Resource
 	if ex.req.Class == classify.Mapped {
@@ -122,8 +123,13 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped && body.DecodesProtobuf(ex.req.Group))
 	}
 	ex.gzip = acceptsGzip(r.Header)
-	// Named, so that the transport neither asks for gzip itself nor decompresses.
-	r.Header.Set("Accept-Encoding", "identity")
+	// Named, so that the transport neither asks for gzip itself nor decompresses. A compressed answer
+	// that needs no translation is passed through (passthrough.go).
+	if asksBackendGzip(ex) || listsGzip(ex) {
+		r.Header.Set("Accept-Encoding", "gzip")
+	} else {
+		r.Header.Set("Accept-Encoding", "identity")
+	}
 }
 
 // serveDiscovery serves /apis, /apis/<mapped group> and /apis/<mapped group>/<version>: the backend's

@@ -3,7 +3,6 @@ package server
 // The response stage: what the proxy does to the backend's answer before the client gets it.
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -30,13 +29,12 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// streamBufferSize is how much translated output is gathered before it is handed on. Watches flush after
-// every event regardless.
+// streamBufferSize is how much of a list is translated before its response starts (listBody): a list
+// that fails within it is answered with a Status.
 const streamBufferSize = 32 << 10
 
-// gunzip decompresses a gzip'ed response body in place. The transport normally asks for gzip itself and
-// decompresses it (the proxy removes the client's Accept-Encoding); this covers a backend that compresses
-// anyway.
+// gunzip decompresses a gzip'ed response body in place: a list the proxy asked for gzip (listsGzip), an
+// answer it could not pass through (passThroughGzip), or a backend that compresses anyway.
 func gunzip(resp *http.Response) error {
 	switch enc := strings.ToLower(resp.Header.Get("Content-Encoding")); enc {
 	case "", "identity":
@@ -77,48 +75,46 @@ func replaceBody(resp *http.Response, fn func([]byte) ([]byte, error)) error {
 	return nil
 }
 
-// streamBody replaces the response body with the output of translate, which runs in its own goroutine
-// and reads the backend's body as the client reads the translation: nothing is held but the object being
-// translated and streamBufferSize of output. translate may call flush to hand its output on at once (a
-// watch does after every event).
-//
-// With waitForOutput, streamBody returns only once translate has handed on its first output or finished:
-// a translation that fails before that (a malformed list, a list small enough to fit the buffer) is
-// returned as a 500, and the client gets a clean Status. A failure after that can only break the
-// connection off (ReverseProxy aborts the response). Without it (watches, whose first event can be
-// minutes away), the response starts at once and translate reports failures in the stream.
-func streamBody(resp *http.Response, waitForOutput bool, translate func(dst io.Writer, flush func() error, src io.Reader) error) error {
+// listBody replaces the body of a list with its translation, read item by item as the reverse proxy
+// copies it to the client (stream.ListReader): nothing is held but the item being translated and one
+// copy buffer of output, and no goroutine or pipe stands between the backend and the client. The first
+// streamBufferSize of output is translated before the response starts, so that a list that cannot be
+// translated that far (a malformed one, one small enough to fit) is answered with a clean 500 Status; a
+// failure after that can only break the connection off (ReverseProxy aborts the response). A failure
+// is counted unless reading the backend failed.
+func (s *server) listBody(ex *exchange, resp *http.Response, objects stream.Objects) error {
 	src := resp.Body
-	pr, pw := io.Pipe()
-	started := &startSignal{w: pw, ch: make(chan struct{})}
-	out := bufio.NewWriterSize(started, streamBufferSize)
-	done := make(chan error, 1)
-	go func() {
-		defer src.Close()
-		err := translate(out, out.Flush, src)
-		if err == nil {
-			err = out.Flush()
+	in := &sourceReader{r: src}
+	body := &listReader{ListReader: stream.NewListReader(in, objects), failed: func(err error) {
+		if in.err == nil || errors.Is(in.err, io.EOF) {
+			s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
 		}
-		done <- err
-		_ = pw.CloseWithError(err) // nil: the reader sees io.EOF
-	}()
-
-	if waitForOutput {
-		select {
-		case <-started.ch:
-		case err := <-done:
-			if err != nil && !started.fired() {
-				return apierrors.NewInternalError(fmt.Errorf("translating the backend's response: %w", err))
-			}
-		}
-	}
-	resp.Body = &readCloser{Reader: pr, close: func() error {
-		_ = pr.Close() // unblocks the goroutine's writes
-		return src.Close()
 	}}
+	if err := body.Prime(streamBufferSize); err != nil {
+		_ = src.Close()
+		body.failed(err)
+		return apierrors.NewInternalError(fmt.Errorf("translating the backend's response: %w", err))
+	}
+	resp.Body = &readCloser{Reader: body, close: src.Close}
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 	return nil
+}
+
+// listReader is a stream.ListReader that reports its failure once.
+type listReader struct {
+	*stream.ListReader
+	failed   func(error)
+	reported bool
+}
+
+func (r *listReader) Read(p []byte) (int, error) {
+	n, err := r.ListReader.Read(p)
+	if err != nil && err != io.EOF && !r.reported {
+		r.reported = true
+		r.failed(err)
+	}
+	return n, err
 }
 
 // watchBody replaces the body of a watch with its translation, read event by event as the reverse
@@ -198,27 +194,6 @@ func (e *endReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// startSignal closes ch on the first write through it.
-type startSignal struct {
-	w    io.Writer
-	ch   chan struct{}
-	once sync.Once
-}
-
-func (s *startSignal) Write(p []byte) (int, error) {
-	s.once.Do(func() { close(s.ch) })
-	return s.w.Write(p)
-}
-
-func (s *startSignal) fired() bool {
-	select {
-	case <-s.ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // readCloser is a Reader with its own Close.
 type readCloser struct {
 	io.Reader
@@ -242,15 +217,23 @@ func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 		if ex.req.WebSocket {
 			upstream = s.sharedWatch.Object("object "+gr.String(), upstream)
 		}
+		return s.translateObjects(ex, resp, upstream)
 	}
-	return s.translateObjects(ex, resp, upstream)
+	return s.translateObjectsAppending(ex, resp, upstream, s.bodies.AppendUpstreamOfValid(gr))
 }
 
 // translateObjects translates the backend's response to a resource request, in place: the objects it
 // holds (the object, a list's items, watch events' objects) with upstream, which is only given
 // well-formed JSON (streams validate what they read, a single object is validated first), Status bodies
-// and Warning headers by their own rules. Translations are timed and their errors counted (s.timed, s.streamed).
+// and Warning headers by their own rules. Translations are timed and their errors counted (s.timed, listBody, watchBody).
 func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
+	return s.translateObjectsAppending(ex, resp, upstream, nil)
+}
+
+// translateObjectsAppending is translateObjects whose lists translate their items with appendUpstream
+// (stream.Objects.AppendObject), the same translation as upstream into a buffer the list reuses, when it
+// is not nil.
+func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error), appendUpstream func(dst, data []byte) ([]byte, error)) error {
 	req := ex.req
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
@@ -259,7 +242,11 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
-	if err := gunzip(resp); err != nil {
+	if asksBackendGzip(ex) {
+		if passed, err := passThroughGzip(resp); passed || err != nil {
+			return err
+		}
+	} else if err := gunzip(resp); err != nil {
 		return err
 	}
 	statusUpstream := s.timed(req, s.bodies.Upstream)
@@ -267,6 +254,9 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 		APIVersion: translate.ToUpstream.APIVersion,
 		Object:     s.timed(req, upstream),
 		Status:     statusUpstream,
+	}
+	if appendUpstream != nil {
+		objects.AppendObject = s.timedAppend(req, appendUpstream)
 	}
 	single := s.timed(req, func(data []byte) ([]byte, error) {
 		if err := translate.Valid(data); err != nil {
@@ -322,9 +312,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 		s.watchBody(ex, resp, objects)
 		return nil
 	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
-		return streamBody(resp, true, s.streamed(ex, func(dst io.Writer, _ func() error, src io.Reader) error {
-			return stream.List(dst, src, objects)
-		}))
+		return s.listBody(ex, resp, objects)
 	default:
 		// A single object, a Status, or a Table.
 		return replaceBody(resp, upstream)

@@ -57,10 +57,11 @@
 // HTTP/2 stream has the client's reset too. Table cells are printed text:
 // private group names in them are replaced whole (body.Translator).
 //
-// gzip: resource requests ask the backend for an uncompressed answer (discovery's is gzip'ed by the
-// transport and decompressed for translation); a translated answer larger than 128 KiB is gzip'ed for a
-// client that accepts it, at kube-apiserver's level, as kube-apiserver does (watches are not); an answer
-// the proxy passes through keeps the backend's encoding.
+// gzip: lists are asked of the backend gzip'ed and decompressed for translation, other resource requests
+// uncompressed (discovery's is gzip'ed by the transport and decompressed); a translated answer larger than
+// 128 KiB is gzip'ed for a client that accepts it, at kube-apiserver's level, as kube-apiserver does
+// (watches are not); a compressed answer that names no private group, and an answer the proxy passes
+// through, keep the backend's encoding (passthrough.go).
 package server
 
 import (

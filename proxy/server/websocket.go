@@ -34,7 +34,7 @@ import (
 //
 // Ending: the backend's close frame is passed on. A backend connection that breaks off ends the client's
 // websocket with a normal close frame (status 1000, what x/net/websocket sends when kube-apiserver ends a
-// watch), as a broken HTTP watch ends cleanly (s.streamed), so that the client watches again. An event that
+// watch), as a broken HTTP watch ends cleanly (watchBody), so that the client watches again. An event that
 // cannot be translated, or a frame the proxy cannot read, is answered with an ERROR event (stream.ErrorEvent)
 // and a normal close; so is a binary (protobuf or CBOR) message, which cannot be translated: the proxy
 // narrows Accept to JSON, so the backend sends none.

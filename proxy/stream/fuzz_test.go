@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -22,12 +24,20 @@ var objects = func() stream.Objects {
 	return stream.Objects{APIVersion: translate.ToUpstream.APIVersion, Object: t.Upstream, Status: t.Upstream}
 }()
 
+// appendObjects translates list items as the proxy's lists do: appended to one buffer, in one pass when
+// apiVersion and kind lead.
+var appendObjects = func() stream.Objects {
+	o := objects
+	o.AppendObject = body.New(translate.NewTable(routes.Routes)).AppendUpstreamOfValid(schema.GroupResource{Group: "cluster.hypershift.openshift.io", Resource: "machines"})
+	return o
+}()
+
 const machine = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":"ns",` +
 	`"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]},` +
 	`"spec":{"clusterName":"c","infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
 
 // FuzzList: whatever the backend sends as a list, List never panics, and what it writes when it
-// succeeds is one JSON value.
+// succeeds is one JSON value; a ListReader whose items are appended (AppendObject) reads the same.
 func FuzzList(f *testing.F) {
 	for _, seed := range []string{
 		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"1"},"items":[` + machine + `]}`,
@@ -38,7 +48,12 @@ func FuzzList(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		if err := stream.List(&out, bytes.NewReader(data), objects); err != nil {
+		err := stream.List(&out, bytes.NewReader(data), objects)
+		appended, appendErr := io.ReadAll(stream.NewListReader(bytes.NewReader(data), appendObjects))
+		if (err == nil) != (appendErr == nil) || err == nil && !bytes.Equal(out.Bytes(), appended) {
+			t.Errorf("List(%q) = %q, %v; appending, %q, %v", data, out.Bytes(), err, appended, appendErr)
+		}
+		if err != nil {
 			return
 		}
 		if !json.Valid(out.Bytes()) {

@@ -9,15 +9,18 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// minRead is what a source reads at least at a time (and the size of its first buffer).
+// minRead is what a source reads at least at a time (and the size of its first buffer), unless its
+// own minRead is larger.
 const minRead = 4 << 10
 
 // source reads JSON values one at a time from a reader, holding only the value being read: a value is
 // scanned (translate.Scan) in what has been read, and more is read while it is incomplete, at least as
 // much again as is held, so that a large value is scanned a bounded number of times.
 type source struct {
-	r   io.Reader
-	buf []byte
+	r io.Reader
+	// minRead is what is read at least at a time; minRead when zero.
+	minRead int
+	buf     []byte
 	// pos is where the unread part of buf begins; read is how much was read before buf[0].
 	pos, read int
 	// err is the reader's first error (io.EOF at its end); nothing is read after it.
@@ -44,7 +47,7 @@ func (s *source) fill() bool {
 		s.buf = s.buf[:copy(s.buf, s.buf[s.pos:])]
 		s.pos = 0
 	}
-	want := max(held, minRead)
+	want := max(held, s.minRead, minRead)
 	if cap(s.buf) == 0 {
 		want = max(want, s.size)
 	}

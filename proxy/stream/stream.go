@@ -44,6 +44,11 @@ type Objects struct {
 	Object func(obj []byte) ([]byte, error)
 	// Status translates the metav1.Status of an ERROR event.
 	Status func(status []byte) ([]byte, error)
+	// AppendObject, when set, is Object for the items of lists, appending the translation to dst
+	// (which it returns, extended) instead of returning it in a buffer of its own, so that a list
+	// reuses one buffer for all its items. Returning dst as it was drops the item; on error the
+	// returned buffer is ignored.
+	AppendObject func(dst, obj []byte) ([]byte, error)
 }
 
 // WriteError marks an error writing to the destination (the client went away, for example), as opposed
@@ -68,30 +73,117 @@ func (w *writer) write(p []byte) {
 }
 
 // List reads one JSON list object from src and writes it to dst, translated with o.APIVersion (the
-// top-level "apiVersion") and o.Object (each element of "items", written as soon as it is translated).
-// A null "items" is kept. It returns an error for malformed JSON, a top-level value that is not an object,
-// or trailing data after it; what was written before the error is not retracted. A *WriteError means
-// dst failed.
+// top-level "apiVersion") and o.AppendObject or o.Object (each element of "items", written as soon as it
+// is translated). A null "items" is kept. It returns an error for malformed JSON, a top-level value that
+// is not an object, or trailing data after it; what was written before the error is not retracted. A
+// *WriteError means dst failed.
 //
 // The list is read with translate.Scan, one value at a time: every byte is validated once, and the
 // members and items are handed on as the bytes they are, never decoded.
 func List(dst io.Writer, src io.Reader, o Objects) error {
-	in := newSource(src)
-	w := &writer{w: dst}
-	if err := in.expect('{', "list"); err != nil {
-		return err
+	r := NewListReader(src, o)
+	for {
+		err := r.Prime(1)
+		if len(r.out) > 0 {
+			if _, werr := dst.Write(r.out); werr != nil {
+				return &WriteError{Err: werr}
+			}
+			r.out = r.out[:0]
+		}
+		if err != nil || r.state == listDone {
+			return err
+		}
 	}
-	w.write([]byte{'{'})
-	for first := true; ; first = false {
+}
+
+// ListReader is List as an io.Reader, for a caller that copies the translation on itself (the proxy's
+// reverse proxy): each Read translates as many items as fill the caller's buffer, so that a list holds
+// no goroutine, pipe or output buffer beyond one buffer of output and the item being read. Read returns
+// io.EOF after the whole list, and List's error (never a *WriteError) when it fails; output translated
+// in the same Read as the failure is dropped.
+type ListReader struct {
+	in *source
+	o  Objects
+	// out[off:] is translated output not read yet.
+	out []byte
+	off int
+	// state is where in the list the reader is; members and items count what was read of the list's
+	// members and of "items", written the items written (dropped ones are not).
+	state                   listState
+	members, items, written int
+	err                     error
+}
+
+type listState int
+
+const (
+	listStart listState = iota
+	listMembers
+	listItems
+	listEnd
+	listDone
+)
+
+// listReadSize is what a list's source reads at least at a time: lists are read whole, quickly, and a
+// larger read costs fewer calls into the backend's transport.
+const listReadSize = 32 << 10
+
+// NewListReader returns a ListReader of the list src holds.
+func NewListReader(src io.Reader, o Objects) *ListReader {
+	in := newSource(src)
+	in.minRead = listReadSize
+	return &ListReader{in: in, o: o}
+}
+
+// Prime translates until at least n bytes of output are ready to be read, or the list ended, and
+// returns the error the list failed with, if it did: a caller that must answer a list that cannot be
+// translated with an error of its own, before any of it was handed on, primes it with the size of what
+// it may hand on first.
+func (r *ListReader) Prime(n int) error {
+	for r.err == nil && r.state != listDone && len(r.out)-r.off < n {
+		r.err = r.step()
+	}
+	return r.err
+}
+
+// Read implements io.Reader.
+func (r *ListReader) Read(p []byte) (int, error) {
+	if r.off == len(r.out) {
+		r.out, r.off = r.out[:0], 0
+		if err := r.Prime(len(p)); err != nil {
+			r.out = r.out[:0]
+			return 0, err
+		}
+		if len(r.out) == 0 {
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.out[r.off:])
+	r.off += n
+	return n, nil
+}
+
+// step reads and translates the next part of the list: its opening, a member, an item, or its end.
+func (r *ListReader) step() error {
+	in := r.in
+	switch r.state {
+	case listStart:
+		if err := in.expect('{', "list"); err != nil {
+			return err
+		}
+		r.out = append(r.out, '{')
+		r.state = listMembers
+	case listMembers:
 		c, err := in.next()
 		if err != nil {
 			return fmt.Errorf("list: %w", err)
 		}
 		if c == '}' {
 			in.pos++
-			break
+			r.state = listEnd
+			return nil
 		}
-		if !first {
+		if r.members > 0 {
 			if c != ',' {
 				return fmt.Errorf("list: invalid character %q after object key:value pair", c)
 			}
@@ -101,96 +193,114 @@ func List(dst io.Writer, src io.Reader, o Objects) error {
 		if err != nil {
 			return fmt.Errorf("list: %w", err)
 		}
-		if !first {
-			w.write([]byte{','})
+		if r.members > 0 {
+			r.out = append(r.out, ',')
 		}
-		w.write(lit)
-		w.write([]byte{':'})
-		switch key {
-		case "items":
-			err = listItems(in, w, o.Object)
-		case "apiVersion":
-			var raw []byte
-			if raw, err = in.value(); err == nil {
-				raw, err = apiVersion(raw, o.APIVersion)
-				w.write(raw)
-			}
-		default:
-			var raw []byte
-			if raw, err = in.value(); err == nil {
-				w.write(raw)
-			}
-		}
-		if err != nil {
+		r.members++
+		r.out = append(r.out, lit...)
+		r.out = append(r.out, ':')
+		if err := r.member(key); err != nil {
 			return fmt.Errorf("list member %q: %w", key, err)
 		}
-		if w.err != nil {
-			return w.err
+	case listItems:
+		if err := r.item(); err != nil {
+			return fmt.Errorf("list member %q: %w", "items", err)
 		}
+	case listEnd:
+		if _, err := in.next(); !errors.Is(err, io.EOF) {
+			return fmt.Errorf("unexpected data after the list at offset %d", in.offset())
+		}
+		r.out = append(r.out, "}\n"...)
+		r.state = listDone
 	}
-	if _, err := in.next(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("unexpected data after the list at offset %d", in.offset())
-	}
-	w.write([]byte("}\n"))
-	return w.err
+	return nil
 }
 
-// listItems copies the "items" array, translating and writing one element at a time.
-func listItems(in *source, w *writer, object func([]byte) ([]byte, error)) error {
-	c, err := in.next()
-	if err != nil {
-		return err
-	}
-	if c != '[' {
-		raw, err := in.value()
-		if err != nil {
-			return err
-		}
-		if string(raw) == "null" {
-			w.write(raw)
-			return nil
-		}
-		return fmt.Errorf("want an array, got %.20s", raw)
-	}
-	in.pos++
-	w.write([]byte{'['})
-	written := 0
-	for i := 0; ; i++ {
+// member copies the value of the list's member key: "apiVersion" translated, "items" opened (its
+// elements are read by item), any other as it is.
+func (r *ListReader) member(key string) error {
+	in := r.in
+	if key == "items" {
 		c, err := in.next()
 		if err != nil {
 			return err
 		}
-		if c == ']' {
+		if c == '[' {
 			in.pos++
-			break
+			r.out = append(r.out, '[')
+			r.state = listItems
+			return nil
 		}
-		if i > 0 {
-			if c != ',' {
-				return fmt.Errorf("invalid character %q after array element", c)
-			}
-			in.pos++
-		}
-		item, err := in.value()
+		raw, err := in.value()
 		if err != nil {
-			return fmt.Errorf("item %d: %w", i, err)
+			return err
 		}
-		out, err := object(item)
-		if err != nil {
-			return fmt.Errorf("item %d: %w", i, err)
+		if string(raw) != "null" {
+			return fmt.Errorf("want an array, got %.20s", raw)
 		}
-		if out == nil {
-			continue
-		}
-		if written > 0 {
-			w.write([]byte{','})
-		}
-		written++
-		w.write(out)
-		if w.err != nil {
-			return w.err
+		r.out = append(r.out, raw...)
+		return nil
+	}
+	raw, err := in.value()
+	if err != nil {
+		return err
+	}
+	if key == "apiVersion" {
+		if raw, err = apiVersion(raw, r.o.APIVersion); err != nil {
+			return err
 		}
 	}
-	w.write([]byte{']'})
+	r.out = append(r.out, raw...)
+	return nil
+}
+
+// item translates the next element of "items", or closes the array.
+func (r *ListReader) item() error {
+	in := r.in
+	c, err := in.next()
+	if err != nil {
+		return err
+	}
+	if c == ']' {
+		in.pos++
+		r.out = append(r.out, ']')
+		r.state = listMembers
+		return nil
+	}
+	i := r.items
+	if i > 0 {
+		if c != ',' {
+			return fmt.Errorf("invalid character %q after array element", c)
+		}
+		in.pos++
+	}
+	r.items++
+	item, err := in.value()
+	if err != nil {
+		return fmt.Errorf("item %d: %w", i, err)
+	}
+	before := len(r.out)
+	if r.written > 0 {
+		r.out = append(r.out, ',')
+	}
+	start := len(r.out)
+	if r.o.AppendObject != nil {
+		r.out, err = r.o.AppendObject(r.out, item)
+	} else {
+		var out []byte
+		if out, err = r.o.Object(item); out != nil {
+			r.out = append(r.out, out...)
+		}
+	}
+	switch {
+	case err != nil:
+		r.out = r.out[:before]
+		return fmt.Errorf("item %d: %w", i, err)
+	case len(r.out) == start: // dropped
+		r.out = r.out[:before]
+	default:
+		r.written++
+	}
 	return nil
 }
 

@@ -68,7 +68,68 @@ func TestList(t *testing.T) {
 			if !json.Valid(out.Bytes()) {
 				t.Errorf("output is not valid JSON")
 			}
+			// The same through a ListReader, read in small pieces, and with AppendObject.
+			for _, o := range []Objects{objects, appendObjects} {
+				got, err := io.ReadAll(struct{ io.Reader }{NewListReader(strings.NewReader(tc.in), o)})
+				if err != nil || string(got) != tc.want {
+					t.Errorf("ListReader\n got %s, %v\nwant %s", got, err, tc.want)
+				}
+			}
 		})
+	}
+}
+
+// appendObjects is objects with AppendObject.
+var appendObjects = func() Objects {
+	o := objects
+	o.AppendObject = func(dst, b []byte) ([]byte, error) {
+		out, err := objects.Object(b)
+		return append(dst, out...), err
+	}
+	return o
+}()
+
+// TestListDrops: an item the translation drops is left out, with its comma.
+func TestListDrops(t *testing.T) {
+	drop := func(b []byte) bool { return bytes.Contains(b, []byte(`"drop"`)) }
+	o := objects
+	o.Object = func(b []byte) ([]byte, error) {
+		if drop(b) {
+			return nil, nil
+		}
+		return objects.Object(b)
+	}
+	a := appendObjects
+	a.AppendObject = func(dst, b []byte) ([]byte, error) {
+		if drop(b) {
+			return dst, nil
+		}
+		return appendObjects.AppendObject(dst, b)
+	}
+	in := `{"items":[{"n":"drop"},{"n":1},{"n":"drop"},{"n":2},{"n":"drop"}]}`
+	want := `{"items":[{"n":1},{"n":2}]}` + "\n"
+	for _, o := range []Objects{o, a} {
+		var out bytes.Buffer
+		if err := List(&out, strings.NewReader(in), o); err != nil || out.String() != want {
+			t.Errorf("List: got %s, %v; want %s", out.String(), err, want)
+		}
+	}
+}
+
+// TestListReaderPrime: Prime reports a list that fails before the output asked for is ready, and
+// Read hands on what was primed, then the error.
+func TestListReaderPrime(t *testing.T) {
+	r := NewListReader(strings.NewReader(`{"kind":"X","items":[{"a":"untranslatable"}]}`), objects)
+	if err := r.Prime(1 << 10); err == nil {
+		t.Fatal("Prime: want the item's error")
+	}
+	r = NewListReader(strings.NewReader(`{"kind":"X","items":[{"a":1},{"a":"untranslatable"}]}`), objects)
+	if err := r.Prime(1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	if err == nil || !strings.HasPrefix(`{"kind":"X","items":[{"a":1}`, string(got)) {
+		t.Errorf("got %s, %v; want a prefix of the list and an error", got, err)
 	}
 }
 
@@ -86,6 +147,9 @@ func TestListErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := List(io.Discard, strings.NewReader(tc.in), objects); err == nil {
 				t.Errorf("List(%s): want an error", tc.in)
+			}
+			if _, err := io.ReadAll(NewListReader(strings.NewReader(tc.in), appendObjects)); err == nil {
+				t.Errorf("ListReader(%s): want an error", tc.in)
 			}
 		})
 	}
