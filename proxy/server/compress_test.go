@@ -143,6 +143,9 @@ func TestGzipPassThrough(t *testing.T) {
 		return buf.Bytes()
 	}
 	plain, owned := gzipped(list("apps/v1")), gzipped(list("cluster.hypershift.openshift.io/v1beta2"))
+	// A protobuf answer naming no private group is passed through without being decoded: its bytes need
+	// only the protobuf envelope's magic to be taken for protobuf.
+	protobuf := gzipped(append([]byte("k8s\x00"), bytes.Repeat([]byte("\x0a\x02v1\x12\x0aSecretList"), 20000)...))
 	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		var body []byte
@@ -151,6 +154,9 @@ func TestGzipPassThrough(t *testing.T) {
 			body = plain
 		case "/api/v1/namespaces/owned/secrets":
 			body = owned
+		case "/api/v1/namespaces/protobuf/secrets":
+			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+			body = protobuf
 		default:
 			fmt.Fprintf(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{},"items":[%s]}`, privateMachine)
 			return
@@ -181,6 +187,11 @@ func TestGzipPassThrough(t *testing.T) {
 	if !bytes.Equal(data, plain) || resp.Header.Get("Content-Encoding") != "gzip" {
 		t.Errorf("a list naming no private group: got %d bytes (Content-Encoding %q), want the backend's %d compressed bytes",
 			len(data), resp.Header.Get("Content-Encoding"), len(plain))
+	}
+	resp, data = get("/api/v1/namespaces/protobuf/secrets")
+	if !bytes.Equal(data, protobuf) || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("a protobuf list naming no private group: got %d bytes (Content-Encoding %q), want the backend's %d compressed bytes",
+			len(data), resp.Header.Get("Content-Encoding"), len(protobuf))
 	}
 	resp, data = get("/api/v1/namespaces/owned/secrets")
 	if resp.Header.Get("Content-Encoding") != "gzip" {

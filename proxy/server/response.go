@@ -276,14 +276,19 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 // (body.Translator.ProtobufUpstreamOf): a watch frame by frame, its objects' translations shared by the
 // watches of the resource as in JSON; anything else (an object, a list, an error's Status) whole, once it
 // has been read: a protobuf message states its length before its content, so a list that changes cannot
-// be written before all of it was read. A response that names no private group is passed on as it is.
+// be written before all of it was read. A response that names no private group is passed on as it is,
+// compressed as the backend compressed it if the client accepts that (passThroughGzip).
 func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	req := ex.req
 	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 	if !req.IsResource {
 		return nil
 	}
-	if err := gunzip(resp); err != nil {
+	if asksBackendGzip(ex) {
+		if passed, err := passThroughGzip(resp); passed || err != nil {
+			return err
+		}
+	} else if err := gunzip(resp); err != nil {
 		return err
 	}
 	object := s.bodies.ProtobufUpstreamOf(gr)
