@@ -107,12 +107,13 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 			if tc.accept != "" {
 				header = []string{"Accept: " + tc.accept}
 			}
+			var privateContentType string
 			for _, c := range []struct {
 				name, path string
 				client     *rawClient
 			}{
-				{"the proxy", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines", p},
 				{"the apiserver (private CRD)", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/default/machines", d},
+				{"the proxy", "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines", p},
 				{"the apiserver (platform's upstream CRD)", "/apis/cluster.x-k8s.io/v1beta1/namespaces/default/machines", d},
 			} {
 				resp, data := c.client.do(t, http.MethodGet, c.path, "", header...)
@@ -121,10 +122,14 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 					continue
 				}
 				// The apiserver may answer in protobuf (PartialObjectMetadataList, and a 406 to a client
-				// asking for protobuf only); the proxy answers in JSON, which it translates.
-				isJSON := strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")
-				if !isJSON && c.client == p {
-					t.Errorf("Accept %q, %s: %d in %s", tc.accept, c.name, resp.StatusCode, resp.Header.Get("Content-Type"))
+				// asking for protobuf only); the proxy answers in the media type the apiserver answers in.
+				contentType := resp.Header.Get("Content-Type")
+				isJSON := strings.HasPrefix(contentType, "application/json")
+				if c.client == d && privateContentType == "" {
+					privateContentType = contentType
+				}
+				if c.client == p && contentType != privateContentType {
+					t.Errorf("Accept %q, %s: %d in %s, the apiserver's in %s", tc.accept, c.name, resp.StatusCode, contentType, privateContentType)
 					continue
 				}
 				var tm metav1.TypeMeta
@@ -142,18 +147,18 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 			}
 		}
 		// The apiserver writes the errors of a request it refuses before negotiating (403) in the client's
-		// media type where it can: through the proxy they come in JSON, translated, or in YAML as the
-		// apiserver writes YAML.
+		// media type where it can: through the proxy they come in the media type the apiserver writes them
+		// in for the private CRD, translated.
 		alice := newRawClient(t, proxy.Config(env.UserToken))
+		aliceDirect := newRawClient(t, env.DirectConfig(env.UserToken))
 		for _, accept := range []string{protobuf, protobuf + ";" + table, "application/yaml", "application/cbor"} {
 			resp, data := alice.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines", "", "Accept: "+accept)
-			contentType := "application/json"
-			if accept == "application/yaml" {
-				contentType = "application/yaml"
-			}
-			if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(resp.Header.Get("Content-Type"), contentType) ||
-				strings.Contains(string(data), "hypershift") || !strings.Contains(string(data), `"cluster.x-k8s.io"`) {
-				t.Errorf("alice, Accept %q: %d %s %s", accept, resp.StatusCode, resp.Header.Get("Content-Type"), data)
+			want, _ := aliceDirect.do(t, http.MethodGet, "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/default/machines", "", "Accept: "+accept)
+			if resp.StatusCode != http.StatusForbidden || resp.StatusCode != want.StatusCode ||
+				resp.Header.Get("Content-Type") != want.Header.Get("Content-Type") ||
+				strings.Contains(string(data), "hypershift") || !strings.Contains(string(data), "cluster.x-k8s.io") {
+				t.Errorf("alice, Accept %q: %d %s %q; the apiserver's %d %s", accept, resp.StatusCode, resp.Header.Get("Content-Type"), data,
+					want.StatusCode, want.Header.Get("Content-Type"))
 			}
 		}
 
