@@ -24,8 +24,9 @@ const (
 // about 4.5 MB stay live; the first lists add their own garbage. The Go heap keeps the pages that garbage
 // occupied, and its background scavenger returns them only slowly, and only after a collection, which an
 // idle proxy may not run for minutes: without this an idle sidecar keeps twice its live heap resident.
-// debug.FreeOSMemory collects and returns every free page at once.
-func releaseStartupMemory(ctx context.Context, synced ...func() bool) {
+// debug.FreeOSMemory collects and returns every free page at once. With pageOut, the pages of the
+// executable that starting touched are returned too (pageOutExecutable).
+func releaseStartupMemory(ctx context.Context, pageOut bool, synced ...func() bool) {
 	allSynced := func(context.Context) (bool, error) {
 		for _, s := range synced {
 			if !s() {
@@ -41,4 +42,12 @@ func releaseStartupMemory(ctx context.Context, synced ...func() bool) {
 	}
 	debug.FreeOSMemory()
 	klog.V(2).InfoS("Returned the memory of startup to the operating system")
+	if !pageOut {
+		return
+	}
+	if advised, err := pageOutExecutable(); err != nil {
+		klog.ErrorS(err, "Could not return the pages of the executable that starting touched")
+	} else {
+		klog.V(2).InfoS("Returned the pages of the executable that starting touched", "advisedBytes", advised)
+	}
 }
