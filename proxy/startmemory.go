@@ -41,13 +41,12 @@ func releaseStartupMemory(ctx context.Context, pageOut bool, synced ...func() bo
 		return // shutting down
 	}
 	debug.FreeOSMemory()
-	klog.V(2).InfoS("Returned the memory of startup to the operating system")
-	if !pageOut {
-		return
+	var advised int64
+	if pageOut {
+		var err error
+		if advised, err = pageOutExecutable(); err != nil {
+			klog.ErrorS(err, "Could not return the pages of the executable that starting touched")
+		}
 	}
-	if advised, err := pageOutExecutable(); err != nil {
-		klog.ErrorS(err, "Could not return the pages of the executable that starting touched")
-	} else {
-		klog.V(2).InfoS("Returned the pages of the executable that starting touched", "advisedBytes", advised)
-	}
+	klog.V(2).InfoS("Returned the memory of startup to the operating system", "executableBytesAdvised", advised)
 }
