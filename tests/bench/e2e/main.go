@@ -44,6 +44,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/openshift/hypershift-capi-proxy/tests/bench/machines"
@@ -157,7 +158,9 @@ func run(o options) error {
 	if err := webhook.InstallCRDs(ctx, filepath.Join(env.Root, "apis", "private", "crds")); err != nil {
 		return err
 	}
-	proxy, err := env.StartProxy(ctx, "-v", "0", "--profiling")
+	// startmemory.go logs at -v 2 once the proxy has returned the memory of its startup; idle RSS is read
+	// after that.
+	proxy, err := env.StartProxy(ctx, "-v", "0", "--vmodule", "startmemory=2", "--profiling")
 	if err != nil {
 		return err
 	}
@@ -181,6 +184,12 @@ func run(o options) error {
 		if err := b.createNamespace(ns); err != nil {
 			return err
 		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		log, err := os.ReadFile(proxy.Log)
+		return err == nil && strings.Contains(string(log), "Returned the memory of startup"), nil
+	}); err != nil {
+		return fmt.Errorf("the proxy did not return the memory of its startup: %w", err)
 	}
 	idle := map[string]memory{}
 	for _, l := range b.legs[1:] {
