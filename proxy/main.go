@@ -115,7 +115,7 @@ type options struct {
 	admissionWebhooks      []string
 	admissionWebhookCAFile string
 	profiling              bool
-	pageOutStartup         bool
+	pageOutExecutable      bool
 }
 
 func main() {
@@ -187,7 +187,7 @@ Commands:
 	fs = fss.FlagSet("diagnostics")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (/debug/pprof) on --metrics-listen.")
-	fs.BoolVar(&o.pageOutStartup, "page-out-startup", true, "Once the caches have their first lists, ask the kernel to reclaim the pages of the binary that starting touched (madvise MADV_PAGEOUT, Linux 5.4+): about 35 MiB of RSS an idle proxy does not use again. Pages used later are read back in on first use.")
+	fs.BoolVar(&o.pageOutExecutable, "page-out-executable", true, "Ask the kernel to reclaim the pages of the binary that starting touched, once the caches have their first lists, and those a burst of watches touched, after it (madvise MADV_PAGEOUT, Linux 5.4+): about 35 MiB of RSS an idle proxy does not use again. Pages used later are read back in on first use.")
 
 	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
 	// removed the others); logs go to stderr.
@@ -364,6 +364,7 @@ func (o *options) run(ctx context.Context) error {
 	opts := server.Options{
 		Backend:                backend,
 		BackendCA:              ca,
+		PageOutExecutable:      o.pageOutExecutable,
 		AuthMode:               auth.Mode(o.authMode),
 		IdentityHeaderPrefixes: o.identityHeaderPrefixes,
 		Routes:                 table,
@@ -433,7 +434,7 @@ func (o *options) run(ctx context.Context) error {
 	if crdMeta != nil {
 		synced = append(synced, crdMeta.HasSynced)
 	}
-	go releaseStartupMemory(ctx, o.pageOutStartup, synced...)
+	go releaseStartupMemory(ctx, o.pageOutExecutable, synced...)
 
 	served, diagnosticsServed, webhooksServed := make(chan error, 1), make(chan error, 1), make(chan error, 1)
 	if diagnostics != nil {

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
 )
 
 // startupSyncPoll is how often releaseStartupMemory looks whether the proxy's caches have their first
@@ -25,7 +27,7 @@ const (
 // occupied, and its background scavenger returns them only slowly, and only after a collection, which an
 // idle proxy may not run for minutes: without this an idle sidecar keeps twice its live heap resident.
 // debug.FreeOSMemory collects and returns every free page at once. With pageOut, the pages of the
-// executable that starting touched are returned too (pageOutExecutable).
+// executable that starting touched are returned too (pageout.Executable).
 func releaseStartupMemory(ctx context.Context, pageOut bool, synced ...func() bool) {
 	allSynced := func(context.Context) (bool, error) {
 		for _, s := range synced {
@@ -44,7 +46,7 @@ func releaseStartupMemory(ctx context.Context, pageOut bool, synced ...func() bo
 	var advised int64
 	if pageOut {
 		var err error
-		if advised, err = pageOutExecutable(); err != nil {
+		if advised, err = pageout.Executable(); err != nil {
 			klog.ErrorS(err, "Could not return the pages of the executable that starting touched")
 		}
 	}

@@ -11,8 +11,10 @@ import (
 // (the backend's and the client's streams, the event being translated); once most of them have ended,
 // the Go heap has room for all of them again but keeps it, and the runtime's background scavenger
 // gives it back only slowly (and only after a garbage collection, which an idle proxy may not run for
-// minutes). A sidecar's RSS must come back down: the proxy collects and returns the free memory
-// itself, once, a short while after the number of open watches fell to half its peak. It collects
+// minutes). A sidecar's RSS must come back down: the proxy drops the watches' shared translations,
+// collects and returns the free memory itself, once, a short while after the number of open watches
+// fell to half its peak, and with Options.PageOutExecutable the pages of its executable the burst
+// touched too (pageout.Executable). It collects
 // twice: what a sync.Pool holds (the reverse proxy's copy buffers, the HTTP/2 server's response writers
 // and the HTTP/2 client's data buffers, several KB per watch) survives one collection in the pool's
 // victim cache, and an idle proxy runs no second one.
@@ -32,7 +34,8 @@ type watchMemory struct {
 	release func()
 }
 
-func newWatchMemory() *watchMemory { return &watchMemory{release: releaseMemory} }
+// newWatchMemory returns a watchMemory that calls release after a burst.
+func newWatchMemory(release func()) *watchMemory { return &watchMemory{release: release} }
 
 // releaseMemory collects twice and returns the free memory to the operating system. The watches' copy
 // buffers and gzip writers go back to sync.Pools when they end; a pool keeps what a collection finds

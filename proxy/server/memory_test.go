@@ -5,9 +5,8 @@ import "testing"
 // TestWatchMemoryReleasesAfterBursts: memory is returned once per burst of at least releaseMinWatches
 // watches, when half of them have ended, and not for small numbers of watches.
 func TestWatchMemoryReleasesAfterBursts(t *testing.T) {
-	m := newWatchMemory()
 	released := make(chan struct{}, 10)
-	m.release = func() { released <- struct{}{} }
+	m := newWatchMemory(func() { released <- struct{}{} })
 	for range 10 {
 		m.started()
 	}

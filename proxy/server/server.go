@@ -85,6 +85,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -136,6 +137,9 @@ type Options struct {
 	// HoldRetryAfter is the Retry-After of a held write (429) and of a request of a mapped kind before
 	// Namespaces has synced (503). Zero means DefaultHoldRetryAfter.
 	HoldRetryAfter time.Duration
+	// PageOutExecutable makes the proxy, after a burst of watches, also ask the kernel to reclaim the pages
+	// of its executable that the burst touched (pageout.Executable; memory.go).
+	PageOutExecutable bool
 	// Admission, when set, serves the private groups' admission webhooks below
 	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
 	// apiserver calls them, not a client of the API.
@@ -250,8 +254,14 @@ func New(o Options) (http.Handler, error) {
 		namespaces:  o.Namespaces,
 		retryAfter:  retryAfterSeconds(o.HoldRetryAfter),
 		sharedWatch: stream.NewShared(sharedWatchBytes),
-		watchMemory: newWatchMemory(),
 	}
+	s.watchMemory = newWatchMemory(func() {
+		s.sharedWatch.Reset()
+		releaseMemory()
+		if o.PageOutExecutable {
+			_, _ = pageout.Executable()
+		}
+	})
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
 		Transport:      &headerTimeout{next: b.transport, timeout: o.ResponseHeaderTimeout},

@@ -55,6 +55,14 @@ func (s *Shared) Object(scope string, translate func([]byte) ([]byte, error)) fu
 	}
 }
 
+// Reset drops every translation held, for the memory to be returned once the watches that shared them
+// have ended; results already handed out stay valid.
+func (s *Shared) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.entries, s.fifo, s.bytes = map[uint64]*sharedEntry{}, nil, 0
+}
+
 // lookup returns the translation of in stored under scope, if any.
 func (s *Shared) lookup(scope string, in []byte) ([]byte, bool) {
 	if !s.fits(scope, in) {

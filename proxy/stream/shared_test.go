@@ -74,3 +74,24 @@ func TestSharedErrorsNotShared(t *testing.T) {
 		t.Errorf("translated %d times, want 3", n)
 	}
 }
+
+// TestSharedReset: Reset drops what is held; a result handed out before stays as it was, and the same
+// bytes are translated again afterwards.
+func TestSharedReset(t *testing.T) {
+	s := NewShared(1 << 20)
+	calls := 0
+	translate := s.Object("machines", func(b []byte) ([]byte, error) {
+		calls++
+		return bytes.ReplaceAll(b, []byte(private), []byte(upstream)), nil
+	})
+	in := []byte(`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}`)
+	before, _ := translate(in)
+	s.Reset()
+	if s.bytes != 0 || len(s.entries) != 0 || s.fifo != nil {
+		t.Errorf("after Reset: %d bytes, %d entries held", s.bytes, len(s.entries))
+	}
+	after, _ := translate(in)
+	if calls != 2 || string(before) != string(after) || string(before) != `{"apiVersion":"cluster.x-k8s.io/v1beta2"}` {
+		t.Errorf("%d translations, %s then %s", calls, before, after)
+	}
+}

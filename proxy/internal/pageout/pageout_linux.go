@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package pageout
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pageOutExecutable asks the kernel to reclaim the resident pages of the proxy's own executable
+// Executable asks the kernel to reclaim the resident pages of the proxy's own executable
 // (madvise(2) MADV_PAGEOUT, Linux 5.4 and later) and returns how many bytes of mappings it advised.
 //
 // Only the read-only mappings of the executable are advised (its machine code, read-only data and
@@ -25,7 +25,7 @@ import (
 // on its next access. The kernel reclaims only pages that no other process maps, so a page shared with
 // another container running the same image on the node stays. A kernel without MADV_PAGEOUT (EINVAL)
 // is not an error: nothing is advised.
-func pageOutExecutable() (int64, error) {
+func Executable() (int64, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package pageout
 
 import "testing"
 
@@ -28,10 +28,10 @@ func TestReadOnlyMappingOf(t *testing.T) {
 	}
 }
 
-// TestPageOutExecutable advises the test binary's own read-only mappings; it keeps running (its code
+// TestExecutable advises the test binary's own read-only mappings; it keeps running (its code
 // is read back in as it runs).
-func TestPageOutExecutable(t *testing.T) {
-	advised, err := pageOutExecutable()
+func TestExecutable(t *testing.T) {
+	advised, err := Executable()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package pageout
+
+// Executable does nothing where madvise(2) MADV_PAGEOUT does not exist.
+func Executable() (int64, error) { return 0, nil }
