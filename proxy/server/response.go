@@ -33,6 +33,16 @@ import (
 // that fails within it is answered with a Status.
 const streamBufferSize = 32 << 10
 
+// decompress passes a compressed answer that needs no translation through (passThroughGzip) where the
+// proxy asked for one to that end (asksBackendGzip), and reports whether it did; otherwise, or if it could
+// not, the body is decompressed in place (gunzip).
+func decompress(ex *exchange, resp *http.Response) (passed bool, err error) {
+	if asksBackendGzip(ex) {
+		return passThroughGzip(resp)
+	}
+	return false, gunzip(resp)
+}
+
 // gunzip decompresses a gzip'ed response body in place: a list the proxy asked for gzip (listsGzip), an
 // answer it could not pass through (passThroughGzip), or a backend that compresses anyway. It decompresses
 // with klauspost/compress (the same format as compress/gzip, in about three quarters of its CPU). Readers are not pooled: a
@@ -245,11 +255,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
-	if asksBackendGzip(ex) {
-		if passed, err := passThroughGzip(resp); passed || err != nil {
-			return err
-		}
-	} else if err := gunzip(resp); err != nil {
+	if passed, err := decompress(ex, resp); passed || err != nil {
 		return err
 	}
 	statusUpstream := s.timed(req, s.bodies.Upstream)
@@ -287,11 +293,7 @@ func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.
 	if !req.IsResource {
 		return nil
 	}
-	if asksBackendGzip(ex) {
-		if passed, err := passThroughGzip(resp); passed || err != nil {
-			return err
-		}
-	} else if err := gunzip(resp); err != nil {
+	if passed, err := decompress(ex, resp); passed || err != nil {
 		return err
 	}
 	object := s.bodies.ProtobufUpstreamOf(gr)
