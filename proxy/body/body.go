@@ -2,16 +2,17 @@
 // private groups. Streams (lists, watches) are package stream's job; it calls Translator.Upstream once
 // per item or event.
 //
-// The bodies of creates and updates of a mapped kind go through their route's typed codec (route.Object),
-// which also reports the fields its Go type lacks (fieldValidation). Everything else is rewritten along
-// trees of group-carrying JSON paths (translate.Node), touching only those values and keeping every other
-// byte (translate.Direction.Rewrite): the route's Paths for objects the backend sends and for patches of a
-// mapped kind, the paths of builtinKinds for the few built-in kinds that point at other objects, and
-// apiVersion and metadata (ownerReferences, managedFields) for any other object. A body that does not
-// contain the name of a group to translate is returned as it is, without being decoded.
+// Every body is rewritten along trees of group-carrying JSON paths (translate.Node), touching only those
+// values and keeping every other byte (translate.Direction.Rewrite): the route's Paths for objects of a
+// mapped kind and their patches, the paths of builtinKinds for the few built-in kinds that point at other
+// objects, and apiVersion and metadata (ownerReferences, managedFields) for any other object. Nothing is
+// decoded into a typed object and encoded again (omitempty would drop an explicit false the CRD then
+// defaults). A body that does not contain the name of a group to translate is returned as it is, without
+// being decoded.
 //
-// Only JSON (and YAML, converted to JSON) is translated. The proxy negotiates JSON answers, and
-// ProtobufToJSON and CBORToJSON transcode the protobuf and CBOR request bodies it must translate.
+// JSON (and YAML, converted to JSON) is translated as JSON. ProtobufToJSON and CBORToJSON transcode the
+// protobuf and CBOR request bodies the proxy must translate; ProtobufUpstreamOf translates protobuf
+// answers of built-in kinds and meta.k8s.io (protobuf.go).
 package body
 
 import (
