@@ -118,6 +118,19 @@ type Event struct {
 	Message string
 }
 
+// KeysAndValues returns the event as the key/value pairs of a structured log line (logr, klog.InfoS):
+// namespace, direction, phase and step, then object and done/total where the step has them.
+func (e Event) KeysAndValues() []any {
+	kv := []any{"namespace", e.Namespace, "direction", e.Direction, "phase", e.Phase, "step", e.Step}
+	if e.Object != "" {
+		kv = append(kv, "object", e.Object)
+	}
+	if e.Total > 0 {
+		kv = append(kv, "done", e.Done, "total", e.Total)
+	}
+	return kv
+}
+
 // Migrator moves namespaces. It is safe for concurrent use on different namespaces; two moves of one
 // namespace at once are not supported.
 type Migrator struct {
@@ -357,18 +370,11 @@ func (m *Migrator) emit(e Event) {
 	m.emitting.Lock()
 	defer m.emitting.Unlock()
 	if m.log.GetSink() != nil {
-		kv := []any{"namespace", e.Namespace, "direction", e.Direction, "phase", e.Phase, "step", e.Step}
-		if e.Object != "" {
-			kv = append(kv, "object", e.Object)
-		}
-		if e.Total > 0 {
-			kv = append(kv, "done", e.Done, "total", e.Total)
-		}
 		msg := e.Message
 		if msg == "" {
 			msg = e.Step
 		}
-		m.log.V(1).Info(msg, kv...)
+		m.log.V(1).Info(msg, e.KeysAndValues()...)
 	}
 	if m.opts.Progress != nil {
 		m.opts.Progress(e)

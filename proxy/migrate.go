@@ -249,18 +249,11 @@ func newProgressDisplay(w io.Writer) *progressDisplay {
 
 func (d *progressDisplay) event(e migration.Event) {
 	if !d.terminal {
-		kv := []any{"namespace", e.Namespace, "direction", e.Direction, "phase", e.Phase, "step", e.Step}
-		if e.Object != "" {
-			kv = append(kv, "object", e.Object)
-		}
-		if e.Total > 0 {
-			kv = append(kv, "done", e.Done, "total", e.Total)
-		}
 		msg := e.Message
 		if msg == "" {
 			msg = "Migration step"
 		}
-		klog.InfoS(msg, kv...)
+		klog.InfoS(msg, e.KeysAndValues()...)
 		return
 	}
 	var b strings.Builder
