@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +16,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/protofield"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -198,43 +198,18 @@ func (t *Translator) protobufMessage(raw []byte, gvk schema.GroupVersionKind, ob
 // each item (field 2) that names a private group along paths, every other field and item as it is. nil
 // when nothing changed.
 func (t *Translator) protobufListItems(raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
-	var out []byte
-	for i, n := 0, 0; i < len(raw); n++ {
-		num, typ, tagLen := protowire.ConsumeTag(raw[i:])
-		if tagLen < 0 {
-			return nil, protowire.ParseError(tagLen)
+	n := 0
+	return protofield.Replace(raw, 2, func(value []byte) ([]byte, error) {
+		n++
+		if !groupnames.Mentions(translate.ToUpstream, value) {
+			return nil, nil
 		}
-		valueLen := protowire.ConsumeFieldValue(num, typ, raw[i+tagLen:])
-		if valueLen < 0 {
-			return nil, protowire.ParseError(valueLen)
-		}
-		field := raw[i : i+tagLen+valueLen]
-		i += tagLen + valueLen
-		if num != 2 || typ != protowire.BytesType || !groupnames.Mentions(translate.ToUpstream, field) {
-			if out != nil {
-				out = append(out, field...)
-			}
-			continue
-		}
-		value, _ := protowire.ConsumeBytes(field[tagLen:])
 		translated, err := t.protobufItem(value, item, paths)
 		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", n, err)
+			return nil, fmt.Errorf("item %d: %w", n-1, err)
 		}
-		if translated == nil {
-			if out != nil {
-				out = append(out, field...)
-			}
-			continue
-		}
-		if out == nil {
-			out = make([]byte, 0, len(raw)+64)
-			out = append(out, raw[:i-len(field)]...)
-		}
-		out = protowire.AppendTag(out, 2, protowire.BytesType)
-		out = protowire.AppendBytes(out, translated)
-	}
-	return out, nil
+		return translated, nil
+	})
 }
 
 // protobufItem translates the message of one list item of Go type item along paths (its JSON form has

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/protofield"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -137,70 +137,33 @@ func protobufFrame(event []byte) []byte {
 // its RawExtension with object, every other field as it is. It returns event itself when object returns
 // the object as it is, nil when object drops it, and an error for a malformed event.
 func protobufEvent(event []byte, object func([]byte) ([]byte, error)) ([]byte, error) {
-	var translated error
-	out, err := replaceBytesField(event, 2, func(ext []byte) ([]byte, error) {
-		return replaceBytesField(ext, 1, func(obj []byte) ([]byte, error) {
+	out, err := protofield.Replace(event, 2, func(ext []byte) ([]byte, error) {
+		return protofield.Replace(ext, 1, func(obj []byte) ([]byte, error) {
 			out, err := object(obj)
-			if err == nil && out == nil {
-				translated = errDropped
+			switch {
+			case err != nil:
+				return nil, err
+			case out == nil:
+				return nil, errDropped
+			case len(out) == len(obj) && (len(obj) == 0 || &out[0] == &obj[0]):
+				return nil, nil // the object as it is
 			}
-			return out, err
+			return out, nil
 		})
 	})
 	switch {
-	case errors.Is(translated, errDropped):
+	case errors.Is(err, errDropped):
 		return nil, nil
 	case err != nil:
 		return nil, err
+	case out == nil:
+		return event, nil
 	}
 	return out, nil
 }
 
+// errDropped carries object's dropping of an event out of protofield.Replace.
 var errDropped = errors.New("dropped")
-
-// replaceBytesField returns msg with the value of each length-delimited field num replaced by fn's result,
-// every other byte as it is; msg itself when fn changes nothing.
-func replaceBytesField(msg []byte, num protowire.Number, fn func([]byte) ([]byte, error)) ([]byte, error) {
-	var out []byte
-	for i := 0; i < len(msg); {
-		n, typ, tagLen := protowire.ConsumeTag(msg[i:])
-		if tagLen < 0 {
-			return nil, protowire.ParseError(tagLen)
-		}
-		valueLen := protowire.ConsumeFieldValue(n, typ, msg[i+tagLen:])
-		if valueLen < 0 {
-			return nil, protowire.ParseError(valueLen)
-		}
-		field := msg[i : i+tagLen+valueLen]
-		i += len(field)
-		if n != num || typ != protowire.BytesType {
-			if out != nil {
-				out = append(out, field...)
-			}
-			continue
-		}
-		value, _ := protowire.ConsumeBytes(field[tagLen:])
-		replaced, err := fn(value)
-		if err != nil || replaced == nil {
-			return nil, err
-		}
-		if len(replaced) == len(value) && (len(value) == 0 || &replaced[0] == &value[0]) {
-			if out != nil {
-				out = append(out, field...)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]byte, 0, len(msg)+64), msg[:i-len(field)]...)
-		}
-		out = protowire.AppendTag(out, num, protowire.BytesType)
-		out = protowire.AppendBytes(out, replaced)
-	}
-	if out == nil {
-		return msg, nil
-	}
-	return out, nil
-}
 
 // protobufPrefix starts every protobuf-encoded object (k8s.io/apimachinery's protobuf serializer).
 var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
