@@ -21,7 +21,7 @@ func (d Direction) RewriteElements(data []byte, nodeOf func(i int) *Node) ([]byt
 	}
 	i = skipSpace(data, i+1)
 	for idx := 0; data[i] != ']'; idx++ {
-		end, err := rw.value(i, nodeOf(idx))
+		end, err := rw.value(i, nodeOf(idx), 1)
 		if err != nil {
 			return nil, fmt.Errorf("element %d: %w", idx, err)
 		}

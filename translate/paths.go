@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -54,6 +55,21 @@ type Node struct {
 	Fields map[string]*Node
 	Items  *Node
 	Values *Node
+	// keyLens has bit min(len(key), 63) set for each of the keys of Fields when they were added by
+	// field (Paths), and fieldsAdded counts them: a key of a length without its bit names no field,
+	// found without hashing it (most keys of the objects a rewrite walks name none). Fields added
+	// otherwise (a Node literal) leave the count behind, and every key is looked up.
+	keyLens     uint64
+	fieldsAdded int
+}
+
+// child returns the node below n at the object key key (unescaped), and whether there is one.
+func (n *Node) child(key []byte) (*Node, bool) {
+	if n.fieldsAdded == len(n.Fields) && n.keyLens&(1<<min(len(key), 63)) == 0 {
+		return nil, false
+	}
+	c, ok := n.Fields[string(key)]
+	return c, ok
 }
 
 // Paths builds a Node from path specs, one per group-carrying leaf, in the form the generator writes:
@@ -164,6 +180,7 @@ func (n *Node) withCRDNames() *Node {
 	for k, v := range n.Fields {
 		c.Fields[k] = v
 	}
+	c.fieldsAdded = -1 // every key is looked up
 	switch n.Value {
 	case RuleValue:
 		c.Fields["resourceNames"] = &Node{Items: &Node{Value: GroupResourceValue}}
@@ -195,6 +212,38 @@ func (d Direction) Value(k ValueKind, s string) string {
 		}
 	}
 	return s
+}
+
+// groupIn is Value for a value s given as bytes, without making a string of it: it returns the span
+// s[from:to] of the group Value would replace and the group it would put there, and ok when Value
+// changes s.
+func (d Direction) groupIn(k ValueKind, s []byte) (from, to int, group string, ok bool) {
+	switch k {
+	case APIVersionValue:
+		// "group/version"
+		to = bytes.IndexByte(s, '/')
+		if to < 0 {
+			return 0, 0, "", false
+		}
+	case GroupValue:
+		to = len(s)
+	case GroupKindValue, GroupResourceValue, QuotaResourceValue, FieldQuotaResourceValue:
+		// "Kind.group", "<resource>.<group>", "count/<resource>.<group>", "f:count/<resource>.<group>"
+		switch {
+		case k == QuotaResourceValue && !bytes.HasPrefix(s, []byte("count/")),
+			k == FieldQuotaResourceValue && !bytes.HasPrefix(s, []byte("f:count/")):
+			return 0, 0, "", false
+		}
+		dot := bytes.IndexByte(s, '.')
+		if dot < 0 {
+			return 0, 0, "", false
+		}
+		from, to = dot+1, len(s)
+	default:
+		return 0, 0, "", false
+	}
+	group, ok = d.groups[string(s[from:to])]
+	return from, to, group, ok
 }
 
 // GroupResource maps the group of a "<resource>.<group>" value (schema.GroupResource.String: a resource
@@ -241,6 +290,8 @@ func (n *Node) field(name string) *Node {
 	if !ok {
 		c = &Node{}
 		n.Fields[name] = c
+		n.keyLens |= 1 << min(len(name), 63)
+		n.fieldsAdded++
 	}
 	return c
 }

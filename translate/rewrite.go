@@ -87,38 +87,55 @@ var ErrTypeMetaRepeated = errors.New("apiVersion or kind repeated at the top lev
 // object: an object encoded from a map has sorted keys, a typed one TypeMeta first), reading nothing
 // after them; ok is false otherwise (then TopLevelStrings reads them).
 func LeadingTypeMeta(data []byte) (apiVersion, kind string, ok bool) {
+	a, k, ok := LeadingTypeMetaBytes(data)
+	return string(a), string(k), ok
+}
+
+// LeadingTypeMetaBytes is LeadingTypeMeta returning data's own bytes. It reads any data safely (the
+// start of an object not validated yet, or of a buffer that ends inside it): what it returns is then
+// what LeadingTypeMeta reads from the object were it valid, or ok is false, and the caller's validation
+// of the rest decides.
+func LeadingTypeMetaBytes(data []byte) (apiVersion, kind []byte, ok bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return "", "", false
+		return nil, nil, false
 	}
 	i = skipSpace(data, i+1)
-	var seenAPIVersion, seenKind bool
-	for m := 0; m < 2; m++ {
+	// plain returns the string starting at i without its quotes and the offset after it, if it is
+	// whole and has no escapes.
+	plain := func(i int) ([]byte, int, bool) {
 		if i >= len(data) || data[i] != '"' {
-			return "", "", false
-		}
-		keyEnd := stringEnd(data, i)
-		key := data[i+1 : keyEnd-1]
-		i = skipSpace(data, skipSpace(data, keyEnd)+1) // ':'
-		if i >= len(data) || data[i] != '"' {
-			return "", "", false
+			return nil, 0, false
 		}
 		end := stringEnd(data, i)
-		value := data[i+1 : end-1]
-		if bytes.IndexByte(value, '\\') >= 0 {
-			return "", "", false
+		if end-1 <= i || data[end-1] != '"' || bytes.IndexByte(data[i:end], '\\') >= 0 {
+			return nil, 0, false
+		}
+		return data[i+1 : end-1], end, true
+	}
+	for m := 0; m < 2; m++ {
+		key, keyEnd, ok := plain(i)
+		if !ok {
+			return nil, nil, false
+		}
+		if i = skipSpace(data, keyEnd); i >= len(data) || data[i] != ':' {
+			return nil, nil, false
+		}
+		value, end, ok := plain(skipSpace(data, i+1))
+		if !ok {
+			return nil, nil, false
 		}
 		switch {
-		case string(key) == "apiVersion" && !seenAPIVersion:
-			apiVersion, seenAPIVersion = string(value), true
-		case string(key) == "kind" && !seenKind:
-			kind, seenKind = string(value), true
+		case string(key) == "apiVersion" && apiVersion == nil:
+			apiVersion = value
+		case string(key) == "kind" && kind == nil:
+			kind = value
 		default:
-			return "", "", false
+			return nil, nil, false
 		}
 		i = skipSpace(data, end)
 		if m == 0 && (i >= len(data) || data[i] != ',') {
-			return "", "", false
+			return nil, nil, false
 		}
 		i = skipSpace(data, i+1)
 	}
@@ -140,15 +157,38 @@ func (d Direction) AppendRewriteValidTypeMetaFirst(dst []byte, n *Node, data []b
 	return append(rw.out, data[rw.copied:]...), nil
 }
 
-// rewriter walks a document json.Valid accepted. out is what was written so far (nil until the first
-// replacement when the rewrite allocates its own buffer); in[copied:] is what has not been copied to out
-// yet; changed is set at the first replacement.
+// AppendRewriteTypeMetaFirst is AppendRewriteValidTypeMetaFirst for the JSON value data begins with
+// (no leading whitespace; what follows it is not read), validated in the same pass exactly as Scan
+// validates it: it returns the extended buffer and the offset just after the value, so that a stream
+// validates, delimits and translates each item of a list in one pass instead of two. It fails, having
+// appended nothing, with ErrIncomplete when data ends inside the value (a stream reads more and calls
+// it again), with Scan's error for a byte that cannot be where it is, and with ErrTypeMetaRepeated (of
+// an object that may be malformed further on) or the error of a translation. data must not overlap
+// dst's spare capacity.
+func (d Direction) AppendRewriteTypeMetaFirst(dst []byte, n *Node, data []byte) ([]byte, int, error) {
+	if n == nil {
+		n = &Node{}
+	}
+	rw := &rewriter{d: d, in: data, out: dst, guardTop: true, validate: true}
+	end, err := rw.value(0, n, 0)
+	if err != nil {
+		return dst, end, err
+	}
+	return append(rw.out, data[rw.copied:end]...), end, nil
+}
+
+// rewriter walks a JSON document. Unless validate is set, the document is one json.Valid accepted, and
+// the values below no path are skipped without being checked; with validate, every byte is checked as
+// Scan checks it, and the walk fails where Scan would (ErrIncomplete at the end of in). out is what was
+// written so far (nil until the first replacement when the rewrite allocates its own buffer);
+// in[copied:] is what has not been copied to out yet; changed is set at the first replacement.
 type rewriter struct {
-	d       Direction
-	in      []byte
-	out     []byte
-	copied  int
-	changed bool
+	d        Direction
+	in       []byte
+	out      []byte
+	copied   int
+	changed  bool
+	validate bool
 	// With guardTop, the members of the top-level object (at offset top) after its first two must
 	// not be named apiVersion or kind (AppendRewriteValidTypeMetaFirst).
 	guardTop bool
@@ -157,7 +197,7 @@ type rewriter struct {
 
 // document walks the whole document along n.
 func (rw *rewriter) document(n *Node) error {
-	end, err := rw.value(skipSpace(rw.in, 0), n)
+	end, err := rw.value(skipSpace(rw.in, 0), n, 0)
 	if err != nil {
 		return err
 	}
@@ -167,39 +207,67 @@ func (rw *rewriter) document(n *Node) error {
 	return nil
 }
 
-// value walks the value starting at i (no leading whitespace) and returns the offset just after it.
-func (rw *rewriter) value(i int, n *Node) (int, error) {
-	if n == nil {
+// value walks the value starting at i (no leading whitespace), nested depth levels deep, and returns
+// the offset just after it.
+func (rw *rewriter) value(i int, n *Node, depth int) (int, error) {
+	if rw.validate {
+		if n == nil || i >= len(rw.in) {
+			// Nothing below: checked, not walked.
+			return scanValue(rw.in, i, depth)
+		}
+	} else if n == nil {
 		// Nothing below: skipped, not walked.
 		return valueEnd(rw.in, i), nil
 	}
 	switch rw.in[i] {
 	case '{':
-		return rw.object(i, n)
+		return rw.object(i, n, depth+1)
 	case '[':
-		return rw.array(i, n)
+		return rw.array(i, n, depth+1)
 	case '"':
-		end := stringEnd(rw.in, i)
-		if n != nil && n.Value != NoValue {
-			if err := rw.leaf(i, end, n.Value); err != nil {
-				return 0, err
-			}
+		end, err := rw.stringEnd(i)
+		if err == nil && n.Value != NoValue {
+			err = rw.leaf(i, end, n.Value)
 		}
-		return end, nil
-	default:
-		// A number, true, false or null: it ends where a delimiter or space begins.
-		j := i
-		for j < len(rw.in) && !isDelimiter(rw.in[j]) {
-			j++
-		}
-		return j, nil
+		return end, err
 	}
+	if rw.validate {
+		return scanValue(rw.in, i, depth)
+	}
+	// A number, true, false or null: it ends where a delimiter or space begins.
+	j := i
+	for j < len(rw.in) && !isDelimiter(rw.in[j]) {
+		j++
+	}
+	return j, nil
 }
 
-func (rw *rewriter) object(i int, n *Node) (int, error) {
-	if n != nil && (n.Value == RuleValue || n.Value == ResourceAttributesValue) {
+// stringEnd returns the offset just after the string starting at in[i] (a '"'), checked with validate.
+func (rw *rewriter) stringEnd(i int) (int, error) {
+	if rw.validate {
+		return scanString(rw.in, i)
+	}
+	return stringEnd(rw.in, i), nil
+}
+
+// object walks the object starting at in[i]; with validate, its checks are scanObject's.
+func (rw *rewriter) object(i int, n *Node, depth int) (int, error) {
+	in := rw.in
+	if rw.validate && depth > maxNestingDepth {
+		return i, errors.New("exceeded max depth")
+	}
+	if n.Value == RuleValue || n.Value == ResourceAttributesValue {
+		end := 0
+		if rw.validate {
+			var err error
+			if end, err = scanObject(in, i, depth); err != nil {
+				return end, err
+			}
+		} else {
+			end = valueEnd(in, i)
+		}
 		var members map[string]json.RawMessage
-		if err := json.Unmarshal(rw.in[i:valueEnd(rw.in, i)], &members); err != nil {
+		if err := json.Unmarshal(in[i:end], &members); err != nil {
 			return 0, err
 		}
 		if n.namesCRDs(func(key string) any { return decodeMember(members[key]) }) {
@@ -207,77 +275,120 @@ func (rw *rewriter) object(i int, n *Node) (int, error) {
 		}
 	}
 	guard := rw.guardTop && i == rw.top
-	i = skipSpace(rw.in, i+1)
-	if rw.in[i] == '}' {
+	i = skipSpace(in, i+1)
+	if i < len(in) && in[i] == '}' {
 		return i + 1, nil
 	}
 	for m := 0; ; m++ {
-		keyEnd := stringEnd(rw.in, i)
-		if guard && m >= 2 {
-			if lit := rw.in[i:keyEnd]; string(lit) == `"apiVersion"` || string(lit) == `"kind"` || bytes.IndexByte(lit, '\\') >= 0 {
-				return 0, ErrTypeMetaRepeated
+		if rw.validate {
+			if i >= len(in) {
+				return i, ErrIncomplete
+			}
+			if in[i] != '"' {
+				return i, syntaxError(in, i, "looking for beginning of object key string")
 			}
 		}
-		var child *Node
-		if n != nil {
-			child = n.Values
-			if lit := rw.in[i:keyEnd]; bytes.IndexByte(lit, '\\') < 0 && n.Keys == NoValue {
-				// The common case; the conversion in the index expression does not allocate.
-				if c, ok := n.Fields[string(lit[1:len(lit)-1])]; ok {
-					child = c
-				}
-			} else {
-				key, err := unquote(lit)
-				if err != nil {
-					return 0, err
-				}
-				if c, ok := n.Fields[key]; ok {
-					child = c
-				}
-				if n.Keys != NoValue {
-					rw.replace(i, keyEnd, key, rw.d.Value(n.Keys, key))
-				}
-			}
-		}
-		i = skipSpace(rw.in, keyEnd)
-		i = skipSpace(rw.in, i+1) // ':'
-		end, err := rw.value(i, child)
+		keyEnd, err := rw.stringEnd(i)
 		if err != nil {
-			return 0, err
+			return keyEnd, err
 		}
-		i = skipSpace(rw.in, end)
-		if rw.in[i] == '}' {
+		lit := in[i:keyEnd]
+		escaped := bytes.IndexByte(lit, '\\') >= 0
+		if guard && m >= 2 && (string(lit) == `"apiVersion"` || string(lit) == `"kind"` || escaped) {
+			return 0, ErrTypeMetaRepeated
+		}
+		child := n.Values
+		if !escaped && n.Keys == NoValue {
+			// The common case; the conversion in the index expression does not allocate.
+			if c, ok := n.child(lit[1 : len(lit)-1]); ok {
+				child = c
+			}
+		} else {
+			key, err := unquote(lit)
+			if err != nil {
+				return 0, err
+			}
+			if c, ok := n.Fields[key]; ok {
+				child = c
+			}
+			if n.Keys != NoValue {
+				rw.replace(i, keyEnd, key, rw.d.Value(n.Keys, key))
+			}
+		}
+		i = skipSpace(in, keyEnd)
+		if rw.validate {
+			if i >= len(in) {
+				return i, ErrIncomplete
+			}
+			if in[i] != ':' {
+				return i, syntaxError(in, i, "after object key")
+			}
+		}
+		end, err := rw.value(skipSpace(in, i+1), child, depth)
+		if err != nil {
+			return end, err
+		}
+		i = skipSpace(in, end)
+		if i >= len(in) {
+			return i, ErrIncomplete
+		}
+		switch in[i] {
+		case '}':
 			return i + 1, nil
+		case ',':
+			i = skipSpace(in, i+1)
+		default:
+			return i, syntaxError(in, i, "after object key:value pair")
 		}
-		i = skipSpace(rw.in, i+1) // ','
 	}
 }
 
-func (rw *rewriter) array(i int, n *Node) (int, error) {
-	i = skipSpace(rw.in, i+1)
-	if rw.in[i] == ']' {
+// array walks the array starting at in[i]; with validate, its checks are scanArray's.
+func (rw *rewriter) array(i int, n *Node, depth int) (int, error) {
+	in := rw.in
+	if rw.validate && depth > maxNestingDepth {
+		return i, errors.New("exceeded max depth")
+	}
+	i = skipSpace(in, i+1)
+	if i < len(in) && in[i] == ']' {
 		return i + 1, nil
 	}
-	var items *Node
-	if n != nil {
-		items = n.Items
-	}
 	for {
-		end, err := rw.value(i, items)
+		end, err := rw.value(i, n.Items, depth)
 		if err != nil {
-			return 0, err
+			return end, err
 		}
-		i = skipSpace(rw.in, end)
-		if rw.in[i] == ']' {
+		i = skipSpace(in, end)
+		if i >= len(in) {
+			return i, ErrIncomplete
+		}
+		switch in[i] {
+		case ']':
 			return i + 1, nil
+		case ',':
+			i = skipSpace(in, i+1)
+		default:
+			return i, syntaxError(in, i, "after array element")
 		}
-		i = skipSpace(rw.in, i+1) // ','
 	}
 }
 
 // leaf translates the string in[start:end] (quotes included) holding a value of kind k.
 func (rw *rewriter) leaf(start, end int, k ValueKind) error {
-	s, err := unquote(rw.in[start:end])
+	lit := rw.in[start:end]
+	if bytes.IndexByte(lit, '\\') < 0 {
+		// A literal without escapes holds its value as it is: only the group's bytes are replaced,
+		// without a string made of the value.
+		from, to, group, ok := rw.d.groupIn(k, lit[1:len(lit)-1])
+		if ok {
+			rw.grow()
+			rw.out = append(rw.out, rw.in[rw.copied:start+1+from]...)
+			rw.out = append(rw.out, group...)
+			rw.copied = start + 1 + to
+		}
+		return nil
+	}
+	s, err := unquote(lit)
 	if err != nil {
 		return err
 	}
@@ -285,16 +396,21 @@ func (rw *rewriter) leaf(start, end int, k ValueKind) error {
 	return nil
 }
 
-// replace replaces the string literal in[start:end], which holds s, by t unless they are equal.
-func (rw *rewriter) replace(start, end int, s, t string) {
-	if t == s {
-		return
-	}
+// grow makes out ready for a first replacement.
+func (rw *rewriter) grow() {
 	if rw.out == nil {
 		// Room for the whole document, and for names that grow (a private group is longer).
 		rw.out = make([]byte, 0, len(rw.in)+len(rw.in)/16+64)
 	}
 	rw.changed = true
+}
+
+// replace replaces the string literal in[start:end], which holds s, by t unless they are equal.
+func (rw *rewriter) replace(start, end int, s, t string) {
+	if t == s {
+		return
+	}
+	rw.grow()
 	rw.out = append(rw.out, rw.in[rw.copied:start]...)
 	if bytes.IndexByte(rw.in[start:end], '\\') < 0 {
 		// A literal without escapes holds s as it is; t is s with a group name (plain letters, digits, '.'
@@ -438,8 +554,11 @@ func stringEnd(in []byte, i int) int {
 	}
 }
 
+// skipSpace returns the offset of the first byte at or after i that is not JSON whitespace. Every
+// whitespace byte is at most ' ', which kube-apiserver's JSON has none of: one comparison in the common
+// case.
 func skipSpace(in []byte, i int) int {
-	for i < len(in) && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\r') {
+	for i < len(in) && in[i] <= ' ' && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\r') {
 		i++
 	}
 	return i

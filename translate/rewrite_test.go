@@ -117,6 +117,20 @@ func TestLeadingTypeMeta(t *testing.T) {
 	}
 }
 
+// TestLeadingTypeMetaBytesOfAPrefix: the start of an object that a buffer ends inside is read safely,
+// and what is read of it is what the whole object says.
+func TestLeadingTypeMetaBytesOfAPrefix(t *testing.T) {
+	for _, whole := range []string{`{"apiVersion":"a/v1","kind":"K","metadata":{}}`, ` { "kind" : "K" , "apiVersion" : "a\/v1" } `, `{"kind":"K","kind":"L"}`} {
+		apiVersion, kind, ok := LeadingTypeMeta([]byte(whole))
+		for n := range len(whole) {
+			a, k, pok := LeadingTypeMetaBytes([]byte(whole[:n]))
+			if pok && (!ok || string(a) != apiVersion || string(k) != kind) {
+				t.Errorf("LeadingTypeMetaBytes(%q) = %q, %q; the whole object: %q, %q, %v", whole[:n], a, k, apiVersion, kind, ok)
+			}
+		}
+	}
+}
+
 func TestAppendRewriteValidTypeMetaFirst(t *testing.T) {
 	n := Paths("apiVersion=apiVersion", "spec.ref.apiGroup=group")
 	in := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"M","spec":{"ref":{"apiGroup":"cluster.x-k8s.io"}},"status":{"kind":"x","apiVersion":"y"}}`
@@ -133,6 +147,70 @@ func TestAppendRewriteValidTypeMetaFirst(t *testing.T) {
 		got, err := ToPrivate.AppendRewriteValidTypeMetaFirst([]byte("x"), n, []byte(repeated))
 		if !errors.Is(err, ErrTypeMetaRepeated) || string(got) != "x" {
 			t.Errorf("%s: got %s, %v; want ErrTypeMetaRepeated and nothing appended", repeated, got, err)
+		}
+	}
+}
+
+// TestAppendRewriteTypeMetaFirstScans: the one-pass rewrite of a value at the start of a buffer fails
+// where Scan fails, with the same error, and otherwise ends where Scan ends and writes what the rewrite
+// of the valid value writes; on the corpus of TestScanAcceptsWhatEncodingJSONAccepts, which has
+// truncations (ErrIncomplete) and values nested beyond the limit.
+func TestAppendRewriteTypeMetaFirstScans(t *testing.T) {
+	n := Paths("apiVersion=apiVersion", "metadata=objectMeta", "items[].g=group", "items[].r.apiGroup=group",
+		"items[].c[]=group", "items[].a=group", "z.g=group", "a.a.a=group")
+	const prefix = "[previous items],"
+	var fused, failed int
+	for _, d := range scanCorpus() {
+		data := []byte(d)
+		data = data[skipSpace(data, 0):]
+		scanEnd, scanErr := Scan(data, 0)
+		got, end, err := ToPrivate.AppendRewriteTypeMetaFirst([]byte(prefix), n, data)
+		switch {
+		case errors.Is(err, ErrTypeMetaRepeated):
+			if string(got) != prefix {
+				t.Errorf("%q: ErrTypeMetaRepeated, but %q appended", d, got)
+			}
+		case scanErr != nil:
+			failed++
+			if err == nil || err.Error() != scanErr.Error() || string(got) != prefix {
+				t.Errorf("%q: got %q, %v; want Scan's error %v and nothing appended", d, got, err, scanErr)
+			}
+		case err != nil || end != scanEnd:
+			t.Errorf("%q: got end %d, %v; want Scan's end %d", d, end, err, scanEnd)
+		default:
+			fused++
+			want, werr := ToPrivate.AppendRewriteValidTypeMetaFirst([]byte(prefix), n, data[:end])
+			if werr != nil || string(got) != string(want) {
+				t.Errorf("%q: got %q; the rewrite of the valid value: %q, %v", d, got, want, werr)
+			}
+		}
+	}
+	if fused < 100 || failed < 10000 {
+		t.Errorf("only %d documents were rewritten and %d failed", fused, failed)
+	}
+}
+
+// TestGroupInIsValue: the byte-level lookup of a leaf's group agrees with Value.
+func TestGroupInIsValue(t *testing.T) {
+	values := []string{"", "/", ".", "cluster.x-k8s.io", "cluster.x-k8s.io/v1beta2", "apps/v1", "v1", "cluster.x-k8s.io/",
+		"/cluster.x-k8s.io", "M.cluster.x-k8s.io", "M.", ".cluster.x-k8s.io", "machines.infrastructure.cluster.x-k8s.io",
+		"count/machines.cluster.x-k8s.io", "count/pods", "count/.cluster.x-k8s.io", "f:count/machines.cluster.x-k8s.io",
+		"f:count/pods", "f:machines.cluster.x-k8s.io", "requests.cpu", "a.b.cluster.x-k8s.io", "cluster.x-k8s.io.x"}
+	for k := NoValue; k <= ResourceAttributesValue; k++ {
+		for _, d := range []Direction{ToPrivate, ToUpstream} {
+			for _, s := range values {
+				if d.String() == ToUpstream.String() {
+					s = ToPrivate.Value(k, s)
+				}
+				want := d.Value(k, s)
+				got := s
+				if from, to, group, ok := d.groupIn(k, []byte(s)); ok {
+					got = s[:from] + group + s[to:]
+				}
+				if got != want {
+					t.Errorf("%s kind %d of %q: groupIn gives %q, Value %q", d, k, s, got, want)
+				}
+			}
 		}
 	}
 }

@@ -18,11 +18,23 @@ func scanValid(data []byte) bool {
 // TestScanAcceptsWhatEncodingJSONAccepts compares Scan with json.Valid on hand-picked documents, the
 // fuzz corpora of the repository, and random mutations of a document.
 func TestScanAcceptsWhatEncodingJSONAccepts(t *testing.T) {
+	for _, d := range scanCorpus() {
+		if got, want := scanValid([]byte(d)), json.Valid([]byte(d)); got != want {
+			t.Errorf("Scan accepts %q: %v, json.Valid: %v", d, got, want)
+		}
+	}
+}
+
+// scanCorpus is hand-picked documents, the fuzz corpora of the repository, and random mutations and
+// truncations of a document.
+func scanCorpus() []string {
 	docs := []string{
 		``, ` `, `{}`, `[]`, `""`, `0`, `-0`, `-`, `01`, `1.`, `1.5`, `1e`, `1e+`, `1E-5`, `-1.5e10`, `1 2`, `true`, `tru`, `nul`, `null `,
 		`{"a":1,}`, `[1,]`, `{"a" 1}`, `{a:1}`, `{"a":1}}`, `"\u00e9"`, `"\u00g9"`, `"\x"`, `"a` + "\t" + `"`, `"\/\b\f\n\r\t\"\\"`,
 		"\xff", `"` + "\xff\xfe" + `"`, ` {"a" : [ 1 , 2 ] } `, `{"a":[{"b":null,"c":[true,false]}],"d":"e"}`, `[-]`, `[+1]`, `[.5]`,
 		strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+		`{"a":` + strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat("}", 10001),
+		`{"a":` + strings.Repeat(`{"a":`, 9998) + `1` + strings.Repeat("}", 9999),
 	}
 	files, _ := filepath.Glob("../proxy/*/testdata/fuzz/*/*")
 	for _, f := range files {
@@ -31,7 +43,8 @@ func TestScanAcceptsWhatEncodingJSONAccepts(t *testing.T) {
 			docs = append(docs, string(data))
 		}
 	}
-	base := []byte(`{"apiVersion":"cluster.x-k8s.io/v1beta2","items":[{"a":-1.5e3,"b":"x\"y\u0041","c":[true,false,null,{}]}]}`)
+	base := []byte(`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"K","items":[{"a":-1.5e3,"b":"x\"y\u0041","c":[true,false,null,{}],` +
+		`"g":"cluster.x-k8s.io","r":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}],"z":{"g":"cluster.x-k8s.io"}}`)
 	rng := rand.New(rand.NewSource(1))
 	alphabet := []byte(`{}[]":,.-+eE0123456789tfnrul\ ` + "\n\t")
 	for range 20000 {
@@ -41,11 +54,7 @@ func TestScanAcceptsWhatEncodingJSONAccepts(t *testing.T) {
 		}
 		docs = append(docs, string(d[:rng.Intn(len(d)+1)]))
 	}
-	for _, d := range docs {
-		if got, want := scanValid([]byte(d)), json.Valid([]byte(d)); got != want {
-			t.Errorf("Scan accepts %q: %v, json.Valid: %v", d, got, want)
-		}
-	}
+	return docs
 }
 
 func TestScanIncomplete(t *testing.T) {
