@@ -173,6 +173,44 @@ func (t *Translator) AppendUpstreamOfValid(gr schema.GroupResource) func(dst, da
 	}
 }
 
+// errNotInOnePass is AppendUpstreamOfItem's error for an item it leaves to AppendUpstreamOfValid.
+var errNotInOnePass = errors.New("not translated in one pass")
+
+// AppendUpstreamOfItem is AppendUpstreamOfValid in one pass for a stream that has not validated its
+// items (translate.Direction.AppendRewriteTypeMetaFirst): data begins with an item and holds what the
+// stream has read after it; the item is validated exactly as translate.Scan validates it, chosen its
+// tree by the apiVersion and kind that lead it, and translated, all in one walk, and the func returns
+// the extended buffer and the item's length. It fails with translate.ErrIncomplete when data ends inside
+// the item. Any other error means the item is not translated so: malformed, not led by its apiVersion
+// and kind (an item of a built-in list has none), of a kind translated whole (a Status, a Table, a
+// list), or not an object; the stream then reads it whole, validates it, and translates it with
+// AppendUpstreamOfValid, which says what is wrong with it. An item that names no private group is
+// translated to itself. The func remembers the last kind it was given (a list's items are of one
+// kind), and is for one stream: it is not safe for concurrent use.
+func (t *Translator) AppendUpstreamOfItem(gr schema.GroupResource) func(dst, data []byte) ([]byte, int, error) {
+	fallback := t.fallback(gr)
+	var last struct {
+		apiVersion, kind []byte
+		n                *translate.Node
+		inOnePass        bool
+	}
+	return func(dst, data []byte) ([]byte, int, error) {
+		apiVersion, kind, ok := translate.LeadingTypeMetaBytes(data)
+		if !ok {
+			return dst, 0, errNotInOnePass
+		}
+		if last.apiVersion == nil || !bytes.Equal(apiVersion, last.apiVersion) || !bytes.Equal(kind, last.kind) {
+			how, n := t.shapeOfKind(schema.FromAPIVersionAndKind(string(apiVersion), string(kind)), fallback)
+			last.apiVersion, last.kind = bytes.Clone(apiVersion), bytes.Clone(kind)
+			last.n, last.inOnePass = n, how == alongPaths
+		}
+		if !last.inOnePass {
+			return dst, 0, errNotInOnePass
+		}
+		return translate.ToUpstream.AppendRewriteTypeMetaFirst(dst, last.n, data)
+	}
+}
+
 // shape is how an object is translated.
 type shape int
 

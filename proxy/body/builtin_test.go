@@ -197,6 +197,11 @@ func TestBuiltinRulesAndQuotas(t *testing.T) {
 			if err != nil || string(got) != tc.upstream {
 				t.Fatalf("response: got %s, %v\nwant %s", got, err, tc.upstream)
 			}
+			// The same object as a list item translated in one pass.
+			got, n, err := tr.AppendUpstreamOfItem(tc.resource)([]byte("[x,"), []byte(tc.pv+",{}"))
+			if err != nil || n != len(tc.pv) || string(got) != "[x,"+tc.upstream {
+				t.Fatalf("list item in one pass: got %s, %d, %v\nwant [x,%s", got, n, err, tc.upstream)
+			}
 			// A list item of the resource: no apiVersion and kind.
 			item := strings.Replace(tc.pv, `"kind":"`, `"x":"`, 1)
 			want := strings.Replace(tc.upstream, `"kind":"`, `"x":"`, 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
@@ -52,6 +53,22 @@ func FuzzUpstream(f *testing.F) {
 		out, err := translator.Upstream(data)
 		if err == nil && !json.Valid(out) && json.Valid(data) {
 			t.Errorf("Upstream(%q) = %q: invalid JSON", data, out)
+		}
+		// As a list item translated in one pass, followed by more of the list: what Scan delimits,
+		// translated as AppendUpstreamOfValid translates it, or not in one pass.
+		for _, gr := range []schema.GroupResource{{Group: "cluster.hypershift.openshift.io", Resource: "machines"}, {Group: "rbac.authorization.k8s.io", Resource: "roles"}} {
+			got, n, err := translator.AppendUpstreamOfItem(gr)([]byte("[x,"), append(data[:len(data):len(data)], ",{}]"...))
+			if err != nil {
+				continue
+			}
+			end, scanErr := translate.Scan(data, 0)
+			if scanErr != nil || n != end {
+				t.Fatalf("AppendUpstreamOfItem(%q) = %d; Scan: %d, %v", data, n, end, scanErr)
+			}
+			want, err := translator.AppendUpstreamOfValid(gr)([]byte("[x,"), data[:end])
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("AppendUpstreamOfItem(%q) = %q; AppendUpstreamOfValid: %q, %v", data, got, want, err)
+			}
 		}
 	})
 }

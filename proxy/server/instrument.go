@@ -90,6 +90,24 @@ func (s *server) timedAppend(req classify.Request, translate func(dst, data []by
 	}
 }
 
+// timedAppendItem is timedAppend for a translation that also delimits what it translates
+// (stream.Objects.AppendItem). Only a call that translated is observed: after any other the item is
+// translated again, and observed then, or its translation is not complete yet.
+func (s *server) timedAppendItem(req classify.Request, translate func(dst, data []byte) ([]byte, int, error)) func(dst, data []byte) ([]byte, int, error) {
+	if s.metrics == nil {
+		return translate
+	}
+	group, kind := translationLabels(req)
+	return func(dst, data []byte) ([]byte, int, error) {
+		start := time.Now()
+		out, n, err := translate(dst, data)
+		if err == nil {
+			s.metrics.ObserveTranslation(group, kind, metrics.Response, time.Since(start))
+		}
+		return out, n, err
+	}
+}
+
 // translationFailed counts err, the error a translation of ex's request failed with, unless one was
 // counted for it already. A backend that could not be read (503) is not a translation error.
 func (s *server) translationFailed(ex *exchange, direction string, err error) {

@@ -232,7 +232,17 @@ func (s *server) translateResponse(ex *exchange, resp *http.Response) error {
 		}
 		return s.translateObjects(ex, resp, upstream)
 	}
-	return s.translateObjectsAppending(ex, resp, upstream, s.bodies.AppendUpstreamOfValid(gr))
+	return s.translateObjectsAppending(ex, resp, upstream, &listItems{
+		appendValid: s.bodies.AppendUpstreamOfValid(gr),
+		appendItem:  s.bodies.AppendUpstreamOfItem(gr),
+	})
+}
+
+// listItems are the translations of a list's items into a buffer the list reuses, the same as
+// upstream's (stream.Objects.AppendObject, stream.Objects.AppendItem).
+type listItems struct {
+	appendValid func(dst, data []byte) ([]byte, error)
+	appendItem  func(dst, data []byte) ([]byte, int, error)
 }
 
 // translateObjects translates the backend's response to a resource request, in place: the objects it
@@ -243,10 +253,9 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	return s.translateObjectsAppending(ex, resp, upstream, nil)
 }
 
-// translateObjectsAppending is translateObjects whose lists translate their items with appendUpstream
-// (stream.Objects.AppendObject), the same translation as upstream into a buffer the list reuses, when it
+// translateObjectsAppending is translateObjects whose lists translate their items with items, when it
 // is not nil.
-func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error), appendUpstream func(dst, data []byte) ([]byte, error)) error {
+func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error), items *listItems) error {
 	req := ex.req
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
@@ -264,8 +273,9 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 		Object:     s.timed(req, upstream),
 		Status:     statusUpstream,
 	}
-	if appendUpstream != nil {
-		objects.AppendObject = s.timedAppend(req, appendUpstream)
+	if items != nil {
+		objects.AppendObject = s.timedAppend(req, items.appendValid)
+		objects.AppendItem = s.timedAppendItem(req, items.appendItem)
 	}
 	single := s.timed(req, func(data []byte) ([]byte, error) {
 		if err := translate.Valid(data); err != nil {

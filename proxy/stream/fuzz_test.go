@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,13 +37,30 @@ const machine = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":
 	`"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]},` +
 	`"spec":{"clusterName":"c","infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
 
+// fusedObjects translates list items as the proxy's lists do: validated and translated in one pass
+// when apiVersion and kind lead (AppendItem), else appended as appendObjects does. A func is made for
+// each list (AppendUpstreamOfItem keeps the last kind it saw).
+func fusedObjects() stream.Objects {
+	o := appendObjects
+	o.AppendItem = translator.AppendUpstreamOfItem(schema.GroupResource{Group: "cluster.hypershift.openshift.io", Resource: "machines"})
+	return o
+}
+
+var translator = body.New(translate.NewTable(routes.Routes))
+
 // FuzzList: whatever the backend sends as a list, List never panics, and what it writes when it
-// succeeds is one JSON value; a ListReader whose items are appended (AppendObject) reads the same.
+// succeeds is one JSON value; a ListReader whose items are appended (AppendObject) reads the same, and
+// so does one that validates and translates them in one pass (AppendItem), with the same error, however
+// the source's reads are cut.
 func FuzzList(f *testing.F) {
 	for _, seed := range []string{
 		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"1"},"items":[` + machine + `]}`,
 		`{"items":null}`, `{"items":[]}`, `{"items":[1,"a",null]}`, `{"items":{}}`, `[]`, `{`, ``, `{"items":[{}]} {}`,
 		`{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadataList","items":[{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta1"}]}}]}`,
+		`{"kind":"MachineList","items":[` + machine + `,` + strings.Replace(machine, `"c"`, `"c`+"\x01"+`"`, 1) + `,` + machine + `]}`,
+		`{"kind":"MachineList","items":[` + machine + `,` + strings.Replace(machine, `"spec":`, `"kind":"Status","spec":`, 1) + `,` + machine + `]}`,
+		`{"kind":"MachineList","items":[` + machine + `,` + strings.Replace(machine, `"spec":`, `"kind":"Other",`, 1) + `,` + machine + `]}`,
+		`{"kind":"MachineList","items":[` + machine + `,{"kind":"Status","apiVersion":"v1","code":1},` + machine + `]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -52,6 +70,16 @@ func FuzzList(f *testing.F) {
 		appended, appendErr := io.ReadAll(stream.NewListReader(bytes.NewReader(data), appendObjects))
 		if (err == nil) != (appendErr == nil) || err == nil && !bytes.Equal(out.Bytes(), appended) {
 			t.Errorf("List(%q) = %q, %v; appending, %q, %v", data, out.Bytes(), err, appended, appendErr)
+		}
+		for _, chunk := range []int{len(data) + 1, 7, 1} {
+			if len(data)/chunk > 4096 {
+				continue // an item is read again after every read of the source: quadratic
+			}
+			appended, appendErr := io.ReadAll(stream.NewListReader(&chunked{data: data, n: chunk}, appendObjects))
+			fused, fusedErr := io.ReadAll(stream.NewListReader(&chunked{data: data, n: chunk}, fusedObjects()))
+			if fmt.Sprint(fusedErr) != fmt.Sprint(appendErr) || !bytes.Equal(fused, appended) {
+				t.Errorf("ListReader(%q), source reads of %d: in one pass %q, %v; appending, %q, %v", data, chunk, fused, fusedErr, appended, appendErr)
+			}
 		}
 		if err != nil {
 			return

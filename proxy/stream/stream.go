@@ -3,9 +3,10 @@
 // the backend sends it:
 //
 //   - a list, `{"apiVersion":"g/v","kind":"MachineList","metadata":{...},"items":[{...},{...}]}`: read
-//     value by value, each validated once by translate.Scan and handed on as its bytes, never decoded; the
-//     list's apiVersion is translated, every item is translated and written as soon as it has been read,
-//     every other member is copied as it is;
+//     value by value, each validated once by translate.Scan and handed on as its bytes, never decoded, or
+//     an item validated and translated in the same pass (Objects.AppendItem); the list's apiVersion is
+//     translated, every item is translated and written as soon as it has been read, every other member
+//     is copied as it is;
 //   - a watch, newline-delimited events `{"type":"ADDED","object":{...}}`: the object of ADDED, MODIFIED and
 //     DELETED is translated whole, the metav1.Status of ERROR by its own rules, and of a BOOKMARK (which
 //     carries only apiVersion, kind and metadata) only the apiVersion.
@@ -49,6 +50,15 @@ type Objects struct {
 	// reuses one buffer for all its items. Returning dst as it was drops the item; on error the
 	// returned buffer is ignored.
 	AppendObject func(dst, obj []byte) ([]byte, error)
+	// AppendItem, when set, is AppendObject in one pass for the items of lists that are objects: data
+	// begins with an item's '{' and holds what the list has read after it, not validated yet;
+	// AppendItem validates the item exactly as translate.Scan does, appends its translation to dst and
+	// returns the extended buffer and the item's length. It fails with translate.ErrIncomplete when data
+	// ends inside the item (the list reads more and calls it again from the item's start). On any
+	// other error the item is read as without AppendItem (validated by translate.Scan, then
+	// AppendObject or Object), which fails, or not, as it would have. Returning dst as it was drops the
+	// item.
+	AppendItem func(dst, data []byte) ([]byte, int, error)
 }
 
 // WriteError marks an error writing to the destination (the client went away, for example), as opposed
@@ -78,8 +88,8 @@ func (w *writer) write(p []byte) {
 // is not an object, or trailing data after it; what was written before the error is not retracted. A
 // *WriteError means dst failed.
 //
-// The list is read with translate.Scan, one value at a time: every byte is validated once, and the
-// members and items are handed on as the bytes they are, never decoded.
+// The list is read with translate.Scan, one value at a time, or an item with o.AppendItem: every byte is
+// validated once, and the members and items are handed on as the bytes they are, never decoded.
 func List(dst io.Writer, src io.Reader, o Objects) error {
 	r := NewListReader(src, o)
 	for {
@@ -275,22 +285,21 @@ func (r *ListReader) item() error {
 		in.pos++
 	}
 	r.items++
-	item, err := in.value()
-	if err != nil {
-		return fmt.Errorf("item %d: %w", i, err)
-	}
 	before := len(r.out)
 	if r.written > 0 {
 		r.out = append(r.out, ',')
 	}
 	start := len(r.out)
-	if r.o.AppendObject != nil {
-		r.out, err = r.o.AppendObject(r.out, item)
-	} else {
-		var out []byte
-		if out, err = r.o.Object(item); out != nil {
-			r.out = append(r.out, out...)
+	if c == ',' {
+		c, _ = in.next() // an error is value's
+	}
+	if c != '{' || r.o.AppendItem == nil || !r.appendItem() {
+		var item []byte
+		if item, err = in.value(); err != nil {
+			r.out = r.out[:before]
+			return fmt.Errorf("item %d: %w", i, err)
 		}
+		err = r.appendObject(item)
 	}
 	switch {
 	case err != nil:
@@ -302,6 +311,37 @@ func (r *ListReader) item() error {
 		r.written++
 	}
 	return nil
+}
+
+// appendItem translates the item at the source's position in one pass (Objects.AppendItem), reading
+// more while it is incomplete, and reports whether it did; if not, nothing was consumed or written.
+func (r *ListReader) appendItem() bool {
+	in := r.in
+	for {
+		out, n, err := r.o.AppendItem(r.out, in.buf[in.pos:])
+		switch {
+		case err == nil:
+			r.out = out
+			in.pos += n
+			return true
+		case !errors.Is(err, translate.ErrIncomplete) || !in.fill():
+			return false
+		}
+	}
+}
+
+// appendObject translates item, validated, with Objects.AppendObject or Objects.Object.
+func (r *ListReader) appendObject(item []byte) error {
+	var err error
+	if r.o.AppendObject != nil {
+		r.out, err = r.o.AppendObject(r.out, item)
+	} else {
+		var out []byte
+		if out, err = r.o.Object(item); out != nil {
+			r.out = append(r.out, out...)
+		}
+	}
+	return err
 }
 
 // Watch reads newline-delimited JSON watch events from src until it ends, and writes each translated

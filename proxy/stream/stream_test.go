@@ -12,6 +12,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 const (
@@ -69,7 +71,7 @@ func TestList(t *testing.T) {
 				t.Errorf("output is not valid JSON")
 			}
 			// The same through a ListReader, read in small pieces, and with AppendObject.
-			for _, o := range []Objects{objects, appendObjects} {
+			for _, o := range []Objects{objects, appendObjects, inOnePass} {
 				got, err := io.ReadAll(struct{ io.Reader }{NewListReader(strings.NewReader(tc.in), o)})
 				if err != nil || string(got) != tc.want {
 					t.Errorf("ListReader\n got %s, %v\nwant %s", got, err, tc.want)
@@ -85,6 +87,23 @@ var appendObjects = func() Objects {
 	o.AppendObject = func(dst, b []byte) ([]byte, error) {
 		out, err := objects.Object(b)
 		return append(dst, out...), err
+	}
+	return o
+}()
+
+// inOnePass is appendObjects with AppendItem, which leaves an item holding "slow" to AppendObject.
+var inOnePass = func() Objects {
+	o := appendObjects
+	o.AppendItem = func(dst, data []byte) ([]byte, int, error) {
+		end, err := translate.Scan(data, 0)
+		switch {
+		case err != nil:
+			return dst, 0, err
+		case bytes.Contains(data[:end], []byte("slow")):
+			return dst, 0, errors.New("not in one pass")
+		}
+		dst, err = appendObjects.AppendObject(dst, data[:end])
+		return dst, end, err
 	}
 	return o
 }()
@@ -139,6 +158,9 @@ func TestListErrors(t *testing.T) {
 		{"not an object", `[1,2]`},
 		{"truncated", `{"apiVersion":"v1","items":[{"a":1}`},
 		{"malformed item", `{"items":[{"a":}]}`},
+		{"malformed item read the slow way", `{"items":[{"a":"slow",}]}`},
+		{"malformed later item", `{"items":[{"a":1},{"a":1},{"a":[1,2,3,"x",{"b":1}}]}`},
+		{"untranslatable item read the slow way", `{"items":[{"a":"untranslatable slow"}]}`},
 		{"items not an array", `{"items":{"a":1}}`},
 		{"untranslatable item", `{"items":[{"a":"untranslatable"}]}`},
 		{"trailing data", `{"items":[]} {"items":[]}`},
@@ -148,8 +170,12 @@ func TestListErrors(t *testing.T) {
 			if err := List(io.Discard, strings.NewReader(tc.in), objects); err == nil {
 				t.Errorf("List(%s): want an error", tc.in)
 			}
-			if _, err := io.ReadAll(NewListReader(strings.NewReader(tc.in), appendObjects)); err == nil {
+			_, err := io.ReadAll(NewListReader(strings.NewReader(tc.in), appendObjects))
+			if err == nil {
 				t.Errorf("ListReader(%s): want an error", tc.in)
+			}
+			if _, oneErr := io.ReadAll(NewListReader(strings.NewReader(tc.in), inOnePass)); fmt.Sprint(oneErr) != fmt.Sprint(err) {
+				t.Errorf("ListReader(%s) in one pass: %v; want %v", tc.in, oneErr, err)
 			}
 		})
 	}
@@ -205,11 +231,16 @@ func (w *signalWriter) waitFor(t *testing.T, want string) {
 // TestListStreams feeds a 1,000-item list through a pipe one item at a time and requires each item to
 // be translated and written out before the next one is even sent: the list is never held whole.
 func TestListStreams(t *testing.T) {
+	t.Run("Object", func(t *testing.T) { testListStreams(t, objects) })
+	t.Run("AppendItem", func(t *testing.T) { testListStreams(t, inOnePass) })
+}
+
+func testListStreams(t *testing.T, o Objects) {
 	const n = 1000
 	pr, pw := io.Pipe()
 	out := newSignalWriter()
 	done := make(chan error, 1)
-	go func() { done <- List(out, pr, objects) }()
+	go func() { done <- List(out, pr, o) }()
 
 	write := func(s string) {
 		t.Helper()

@@ -64,6 +64,7 @@ func streamObjects() stream.Objects {
 		APIVersion:   translate.ToUpstream.APIVersion,
 		Object:       bodies.UpstreamOfValid(machinesResource),
 		AppendObject: bodies.AppendUpstreamOfValid(machinesResource),
+		AppendItem:   bodies.AppendUpstreamOfItem(machinesResource),
 		Status:       bodies.Upstream,
 	}
 }
