@@ -524,9 +524,39 @@ func (b *bench) list(gzip bool) func(*leg, int) error {
 				b.saveProfile("profile?seconds=10", row+"-cpu.pprof")
 			}()
 		}
+		var sampled chan memory
+		stop := make(chan struct{})
+		if l.pid != 0 {
+			before := readMemory(l.pid)
+			b.record("beforeAnon"+row, l.name, before.anon)
+			b.record("beforeFile"+row, l.name, before.file)
+			// The largest anonymous and file-backed RSS during the LIST, sampled (VmHWM has only their sum).
+			sampled = make(chan memory, 1)
+			go func() {
+				var peak memory
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					m := readMemory(l.pid)
+					peak.anon, peak.file = max(peak.anon, m.anon), max(peak.file, m.file)
+					select {
+					case <-stop:
+						sampled <- peak
+						return
+					case <-tick.C:
+					}
+				}
+			}()
+		}
 		c0 := cpu(l.pid)
 		t := time.Now()
 		n, err := b.call(l, http.MethodGet, l.machinesURL(namespace), nil, header, http.StatusOK)
+		close(stop)
+		if sampled != nil {
+			peak := <-sampled
+			b.record("peakAnon"+row, l.name, peak.anon)
+			b.record("peakFile"+row, l.name, peak.file)
+		}
 		if profiled != nil {
 			<-profiled
 		}
@@ -746,6 +776,15 @@ func (b *bench) printMain(idle map[string]memory) {
 	row("proxy CPU per gzip LIST, ms", "cpulistGzip", false, "%.0f")
 	row("peak RSS during the LIST, MiB", "peaklist", false, "%.1f")
 	row("peak RSS during the gzip LIST, MiB", "peaklistGzip", false, "%.1f")
+	// What the peak is made of: anonymous and file-backed RSS (the executable's pages the process has
+	// touched) right before the LIST and the largest of each sampled during it.
+	for _, l := range []struct{ name, key string }{{"LIST", "list"}, {"gzip LIST", "listGzip"}} {
+		for _, m := range []struct{ name, key string }{{"anonymous", "Anon"}, {"file-backed", "File"}} {
+			before, peak := b.res["before"+m.key+l.key], b.res["peak"+m.key+l.key]
+			fmt.Printf("| %s RSS before the %s -> largest during it, MiB | | %.1f -> %.1f | %.1f -> %.1f | |\n", m.name, l.name,
+				median(before["bare"]), median(peak["bare"]), median(before["proxy"]), median(peak["proxy"]))
+		}
+	}
 	fmt.Printf("| idle RSS after start, MiB (anon + file) | | %.1f (%.1f + %.1f) | %.1f (%.1f + %.1f) | |\n",
 		idle["bare"].rss, idle["bare"].anon, idle["bare"].file, idle["proxy"].rss, idle["proxy"].anon, idle["proxy"].file)
 }
