@@ -55,17 +55,18 @@ type Node struct {
 	Fields map[string]*Node
 	Items  *Node
 	Values *Node
-	// keyLens has bit min(len(key), 63) set for each of the keys of Fields when they were added by
+	// keyLens has bit min(len(key), 31) set for each of the keys of Fields when they were added by
 	// field (Paths), and fieldsAdded counts them: a key of a length without its bit names no field,
 	// found without hashing it (most keys of the objects a rewrite walks name none). Fields added
-	// otherwise (a Node literal) leave the count behind, and every key is looked up.
-	keyLens     uint64
-	fieldsAdded int
+	// otherwise (a Node literal) leave the count behind, and every key is looked up; a tree is not
+	// changed once it is in use. (32 bits each keep a Node in the allocator's 48-byte class.)
+	keyLens     uint32
+	fieldsAdded int32
 }
 
 // child returns the node below n at the object key key (unescaped), and whether there is one.
 func (n *Node) child(key []byte) (*Node, bool) {
-	if n.fieldsAdded == len(n.Fields) && n.keyLens&(1<<min(len(key), 63)) == 0 {
+	if int(n.fieldsAdded) == len(n.Fields) && n.keyLens&(1<<min(len(key), 31)) == 0 {
 		return nil, false
 	}
 	c, ok := n.Fields[string(key)]
@@ -290,7 +291,7 @@ func (n *Node) field(name string) *Node {
 	if !ok {
 		c = &Node{}
 		n.Fields[name] = c
-		n.keyLens |= 1 << min(len(name), 63)
+		n.keyLens |= 1 << min(len(name), 31)
 		n.fieldsAdded++
 	}
 	return c

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -211,6 +212,39 @@ func TestGroupInIsValue(t *testing.T) {
 					t.Errorf("%s kind %d of %q: groupIn gives %q, Value %q", d, k, s, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestRewriteFindsFieldsOfEveryLength: the lengths a node records of its fields (Node.child) find every
+// field, short or long, of a Paths tree, and of a tree whose fields were set otherwise.
+func TestRewriteFindsFieldsOfEveryLength(t *testing.T) {
+	var specs []string
+	in, want := "{", "{"
+	for n := 1; n <= 40; n++ {
+		key := strings.Repeat("k", n)
+		specs = append(specs, key+"=group")
+		in += `"` + key + `":"cluster.x-k8s.io","x` + key + `":"cluster.x-k8s.io",`
+		want += `"` + key + `":"cluster.hypershift.openshift.io","x` + key + `":"cluster.x-k8s.io",`
+	}
+	in, want = in+`"z":0}`, want+`"z":0}`
+	tree := Paths(specs...)
+	literal := &Node{Fields: map[string]*Node{}}
+	for k, c := range tree.Fields {
+		literal.Fields[k] = c
+	}
+	added := Paths("k=group") // one field recorded, the rest set afterwards
+	for k, c := range tree.Fields {
+		added.Fields[k] = c
+	}
+	for _, n := range []*Node{tree, literal, added} {
+		got, err := ToPrivate.Rewrite(n, []byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("got %s, %v\nwant %s", got, err, want)
+		}
+		got, end, err := ToPrivate.AppendRewriteTypeMetaFirst(nil, n, []byte(in))
+		if err != nil || end != len(in) || string(got) != want {
+			t.Errorf("in one pass: got %s, %d, %v\nwant %s", got, end, err, want)
 		}
 	}
 }
