@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -210,6 +211,24 @@ func FuzzRewriteRulesAndKeys(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The one-pass rewrite of the value data begins with fails as Scan fails, or ends where Scan
+		// ends and writes what the rewrite of the valid value writes.
+		value := data[skipSpace(data, 0):]
+		scanEnd, scanErr := Scan(value, 0)
+		onePass, end, err := ToPrivate.AppendRewriteTypeMetaFirst(nil, ruleAndQuotaPaths, value)
+		switch {
+		case errors.Is(err, ErrTypeMetaRepeated):
+		case scanErr != nil:
+			if err == nil || err.Error() != scanErr.Error() {
+				t.Fatalf("AppendRewriteTypeMetaFirst(%q): %v; Scan: %v", value, err, scanErr)
+			}
+		default:
+			want, werr := ToPrivate.AppendRewriteValidTypeMetaFirst(nil, ruleAndQuotaPaths, value[:scanEnd])
+			if err != nil || end != scanEnd || string(onePass) != string(want) {
+				t.Fatalf("AppendRewriteTypeMetaFirst(%q) = %q, %d, %v; Scan: %d; the rewrite of the valid value: %q, %v", value, onePass, end, err, scanEnd, want, werr)
+			}
+		}
+
 		out, err := ToPrivate.Rewrite(ruleAndQuotaPaths, data)
 		if err != nil {
 			if json.Valid(data) {
