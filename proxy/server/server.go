@@ -172,10 +172,12 @@ type server struct {
 	openapiDocs *openapi.Cache
 	maxBody     int64
 	metrics     *metrics.Metrics
-	// proxy forwards every request but upgrades and watches of resources; watches forwards those with
-	// a smaller copy buffer, which an open watch holds for its life (see copyBuffers); upgrades forwards
-	// connection upgrades over HTTP/1.1.
+	// proxy forwards every request but upgrades and watches of resources; watches forwards those, whose
+	// answers the handler copies itself (serveWatch, watch.go); upgrades forwards connection upgrades over
+	// HTTP/1.1.
 	proxy, watches, upgrades *httputil.ReverseProxy
+	// watchBuffers are the watches' copy buffers, taken while an event is copied (copyWatch).
+	watchBuffers *copyBuffers
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
@@ -203,8 +205,8 @@ func newCopyBuffers(size int) *copyBuffers {
 func (c *copyBuffers) Get() []byte  { return *c.pool.Get().(*[]byte) }
 func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
 
-// watchCopyBuffer is the copy buffer of a watch: an event of a few KB is copied in one read, a larger
-// one in several (each flushed to the client).
+// watchCopyBuffer is the copy buffer of a watch, taken while an event is copied: an event of a few KB
+// is copied in one read, a larger one in several (each flushed to the client).
 const watchCopyBuffer = 8 << 10
 
 // sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
@@ -271,8 +273,10 @@ func New(o Options) (http.Handler, error) {
 		ErrorLog:       klog.NewStandardLogger("WARNING"),
 	}
 	s.proxy.BufferPool = newCopyBuffers(32 << 10)
+	s.watchBuffers = newCopyBuffers(watchCopyBuffer)
 	watches := *s.proxy
-	watches.BufferPool = newCopyBuffers(watchCopyBuffer)
+	watches.ModifyResponse = modifyWatchResponse
+	watches.BufferPool = s.watchBuffers
 	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,
