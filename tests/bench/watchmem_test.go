@@ -82,9 +82,12 @@ type memory struct{ heap, stacks int64 }
 func (m memory) minus(o memory) memory { return memory{m.heap - o.heap, m.stacks - o.stacks} }
 func (m memory) plus(o memory) memory  { return memory{m.heap + o.heap, m.stacks + o.stacks} }
 
-// inUse is the memory in use after two collections: the second empties the sync.Pools' victim caches.
+// inUse is the memory in use after a few collections, as a proxy that has run a while holds it: the
+// second empties the sync.Pools' victim caches, and each halves the stacks of goroutines that use less
+// than a quarter of theirs (the runtime's stack shrinking), as the collections every two minutes at
+// least of a long-running process do.
 func inUse() memory {
-	for range 6 {
+	for range 4 {
 		runtime.GC()
 	}
 	var m runtime.MemStats
@@ -158,7 +161,9 @@ func BenchmarkWatchMemory(b *testing.B) {
 
 	watch := "?watch=true&resourceVersion=1"
 	// Warm up every leg once (connections, pools, the runtime's initial stack size).
-	direct := func() memory { return watchesInUse(b, backend.Client(), backend.URL+privateMachines+watch, openWatches) }
+	direct := func() memory {
+		return watchesInUse(b, backend.Client(), backend.URL+privateMachines+watch, openWatches)
+	}
 	direct()
 	for _, leg := range []struct {
 		name string
