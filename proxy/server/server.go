@@ -177,7 +177,7 @@ type server struct {
 	// HTTP/1.1.
 	proxy, watches, upgrades *httputil.ReverseProxy
 	// watchBuffers are the watches' copy buffers, taken while an event is copied (copyWatch).
-	watchBuffers *copyBuffers
+	watchBuffers httputil.BufferPool
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
