@@ -178,7 +178,7 @@ type server struct {
 	// HTTP/1.1.
 	proxy, watches, upgrades *httputil.ReverseProxy
 	// watchBuffers are the watches' copy buffers, taken while an event is copied (copyWatch).
-	watchBuffers httputil.BufferPool
+	watchBuffers watchBufferPool
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
@@ -205,6 +205,10 @@ func newCopyBuffers(size int) *copyBuffers {
 
 func (c *copyBuffers) Get() []byte  { return *c.pool.Get().(*[]byte) }
 func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
+
+// get and put are Get and Put by pointer (watchBufferPool): giving a buffer back allocates nothing.
+func (c *copyBuffers) get() *[]byte  { return c.pool.Get().(*[]byte) }
+func (c *copyBuffers) put(b *[]byte) { c.pool.Put(b) }
 
 // watchCopyBuffer is the copy buffer of a watch, taken while an event is copied: an event of a few KB
 // is copied in one read, a larger one in several (each flushed to the client).
@@ -274,10 +278,11 @@ func New(o Options) (http.Handler, error) {
 		ErrorLog:       klog.NewStandardLogger("WARNING"),
 	}
 	s.proxy.BufferPool = newCopyBuffers(32 << 10)
-	s.watchBuffers = newCopyBuffers(watchCopyBuffer)
+	watchBuffers := newCopyBuffers(watchCopyBuffer)
+	s.watchBuffers = watchBuffers
 	watches := *s.proxy
 	watches.ModifyResponse = modifyWatchResponse
-	watches.BufferPool = s.watchBuffers
+	watches.BufferPool = watchBuffers
 	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,

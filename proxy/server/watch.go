@@ -67,6 +67,13 @@ type idler interface {
 	Idle() bool
 }
 
+// watchBufferPool hands out the watches' copy buffers (copyBuffers), by pointer: a watch takes one and
+// gives it back for every event, which must not allocate.
+type watchBufferPool interface {
+	get() *[]byte
+	put(*[]byte)
+}
+
 // watchCopy is a watch's answer, taken from ReverseProxy (modifyWatchResponse), to be copied by the
 // handler (serveWatch).
 type watchCopy struct {
@@ -119,26 +126,26 @@ func (s *server) copyWatch(w http.ResponseWriter, r *http.Request, c *watchCopy)
 	flush := http.NewResponseController(w).Flush
 	_ = flush() // the headers, at once: a client waits for them before it reads events
 	idle, _ := c.body.(idler)
-	var buf []byte
+	var buf *[]byte
 	defer func() {
 		if buf != nil {
-			s.watchBuffers.Put(buf)
+			s.watchBuffers.put(buf)
 		}
 	}()
 	for {
 		if idle != nil && idle.Idle() {
 			if buf != nil {
-				s.watchBuffers.Put(buf)
+				s.watchBuffers.put(buf)
 				buf = nil
 			}
 			c.src.wait()
 		}
 		if buf == nil {
-			buf = s.watchBuffers.Get()
+			buf = s.watchBuffers.get()
 		}
-		n, err := c.body.Read(buf)
+		n, err := c.body.Read(*buf)
 		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if _, werr := w.Write((*buf)[:n]); werr != nil {
 				abortCopy(r, werr)
 				return
 			}

@@ -17,8 +17,12 @@ import (
 // countingBuffers is a copy buffer pool that counts the buffers taken and not given back.
 type countingBuffers struct{ out atomic.Int64 }
 
-func (c *countingBuffers) Get() []byte  { c.out.Add(1); return make([]byte, watchCopyBuffer) }
-func (c *countingBuffers) Put(b []byte) { c.out.Add(-1) }
+func (c *countingBuffers) get() *[]byte {
+	c.out.Add(1)
+	b := make([]byte, watchCopyBuffer)
+	return &b
+}
+func (c *countingBuffers) put(*[]byte) { c.out.Add(-1) }
 
 // backendBody is a watch body from the backend as the HTTP/2 client hands it on: a Read returns what
 // is buffered of the last chunk the backend sent, and waits for the next chunk when nothing is. Each
