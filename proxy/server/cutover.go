@@ -371,6 +371,19 @@ func (e *watchEnder) readTail(p []byte) (int, error) {
 	return n, nil
 }
 
+// Idle reports whether the stream holds nothing and its next Read reads src, which holds nothing
+// either (idler; watch.go): not once it is ending at a boundary, where Read ends the stream at once.
+func (e *watchEnder) Idle() bool {
+	if e.err != nil {
+		return false
+	}
+	e.mu.Lock()
+	ending := e.ending && e.boundary
+	e.mu.Unlock()
+	i, ok := e.src.(idler)
+	return !ending && ok && i.Idle()
+}
+
 func (e *watchEnder) Close() error {
 	e.stop()
 	return e.src.Close()

@@ -47,6 +47,8 @@ type exchange struct {
 	// endWatch, when set, ends a watch with 410 Expired once it is cancelled with the cause
 	// errModeChanged (cutover.go); it ends with the request too.
 	endWatch context.Context
+	// watch is a watch's answer once its headers are ready, for the handler to copy (serveWatch).
+	watch *watchCopy
 }
 
 type exchangeKey struct{}

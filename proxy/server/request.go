@@ -54,7 +54,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
 	if req.Watch {
-		s.watches.ServeHTTP(w, r)
+		s.serveWatch(w, r, ex)
 		return
 	}
 	s.proxy.ServeHTTP(w, r)

@@ -152,6 +152,8 @@ type watchReader interface {
 	io.Reader
 	// Err says why the stream ended: nil at its end, the source's error, or a translation failure.
 	Err() error
+	// Idle reports whether the reader holds nothing of the stream: its next Read reads its source.
+	Idle() bool
 }
 
 // protobufWatchBody is watchBody for a protobuf watch (stream.ProtobufWatchReader): each event's object is
@@ -182,30 +184,33 @@ func (s *server) watchStream(ex *exchange, resp *http.Response, newReader func(i
 			}
 		})
 	}
-	resp.Body = &readCloser{
-		Reader: &endReader{r: r, end: end},
-		close: func() error {
-			end()
-			return src.Close()
-		},
-	}
+	resp.Body = &watchBody{r: r, end: end, close: func() error {
+		end()
+		return src.Close()
+	}}
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 }
 
-// endReader calls end once its reader has ended.
-type endReader struct {
-	r   io.Reader
-	end func()
+// watchBody is a translated watch's body: it calls end once its reader has ended.
+type watchBody struct {
+	r     watchReader
+	end   func()
+	close func() error
 }
 
-func (e *endReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
+func (b *watchBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
 	if err != nil {
-		e.end()
+		b.end()
 	}
 	return n, err
 }
+
+func (b *watchBody) Close() error { return b.close() }
+
+// Idle reports whether the translation holds nothing (idler): its next Read reads the backend.
+func (b *watchBody) Idle() bool { return b.r.Idle() }
 
 // readCloser is a Reader with its own Close.
 type readCloser struct {

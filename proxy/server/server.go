@@ -21,7 +21,8 @@
 //     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
 //     kinds and metadata (package negotiate);
 //  5. forward it with httputil.ReverseProxy over client-go's transport, unbuffered (FlushInterval -1);
-//     a watch over a websocket frame by frame (websocket.go);
+//     a watch's body copied by the handler itself, which holds no copy buffer while the watch waits
+//     (watch.go); a watch over a websocket frame by frame (websocket.go);
 //  6. the response stage (response.go): Warning headers, Status bodies, single objects, and lists and
 //     watches streamed object by object (package stream), in JSON or protobuf.
 //
@@ -172,10 +173,12 @@ type server struct {
 	openapiDocs *openapi.Cache
 	maxBody     int64
 	metrics     *metrics.Metrics
-	// proxy forwards every request but upgrades and watches of resources; watches forwards those with
-	// a smaller copy buffer, which an open watch holds for its life (see copyBuffers); upgrades forwards
-	// connection upgrades over HTTP/1.1.
+	// proxy forwards every request but upgrades and watches of resources; watches forwards those, whose
+	// answers the handler copies itself (serveWatch, watch.go); upgrades forwards connection upgrades over
+	// HTTP/1.1.
 	proxy, watches, upgrades *httputil.ReverseProxy
+	// watchBuffers are the watches' copy buffers, taken while an event is copied (copyWatch).
+	watchBuffers watchBufferPool
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
@@ -203,8 +206,12 @@ func newCopyBuffers(size int) *copyBuffers {
 func (c *copyBuffers) Get() []byte  { return *c.pool.Get().(*[]byte) }
 func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
 
-// watchCopyBuffer is the copy buffer of a watch: an event of a few KB is copied in one read, a larger
-// one in several (each flushed to the client).
+// get and put are Get and Put by pointer (watchBufferPool): giving a buffer back allocates nothing.
+func (c *copyBuffers) get() *[]byte  { return c.pool.Get().(*[]byte) }
+func (c *copyBuffers) put(b *[]byte) { c.pool.Put(b) }
+
+// watchCopyBuffer is the copy buffer of a watch, taken while an event is copied: an event of a few KB
+// is copied in one read, a larger one in several (each flushed to the client).
 const watchCopyBuffer = 8 << 10
 
 // sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
@@ -271,8 +278,11 @@ func New(o Options) (http.Handler, error) {
 		ErrorLog:       klog.NewStandardLogger("WARNING"),
 	}
 	s.proxy.BufferPool = newCopyBuffers(32 << 10)
+	watchBuffers := newCopyBuffers(watchCopyBuffer)
+	s.watchBuffers = watchBuffers
 	watches := *s.proxy
-	watches.BufferPool = newCopyBuffers(watchCopyBuffer)
+	watches.ModifyResponse = modifyWatchResponse
+	watches.BufferPool = watchBuffers
 	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,

@@ -64,6 +64,10 @@ func (r *ProtobufWatchReader) Read(p []byte) (int, error) {
 // the frame that could not be translated.
 func (r *ProtobufWatchReader) Err() error { return r.err }
 
+// Idle reports whether the reader holds nothing of the stream and the stream has not ended: its next
+// Read reads src (and waits for it), as WatchReader.Idle.
+func (r *ProtobufWatchReader) Idle() bool { return len(r.pending) == 0 && !r.ended }
+
 // next reads and translates the next frame into pending (nothing for a dropped event: Read then reads
 // the next), or ends the stream: pending then holds the ERROR event, if any, and err why it ended.
 func (r *ProtobufWatchReader) next() {

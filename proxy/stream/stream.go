@@ -430,6 +430,11 @@ func (r *WatchReader) Read(p []byte) (int, error) {
 // Err returns why the stream ended: nil at its end or before it, else as Watch's error.
 func (r *WatchReader) Err() error { return r.err }
 
+// Idle reports whether the reader holds nothing of the stream and the stream has not ended: its next
+// Read reads src (and waits for it), so that a caller may wait for src itself first, without the buffer
+// it reads into.
+func (r *WatchReader) Idle() bool { return len(r.pending) == 0 && !r.ended && r.in.drained() }
+
 // next reads and translates the next event into pending (a dropped one is skipped), or ends the stream:
 // pending then holds the ERROR event, if any, and err what Watch returns. scratch, when not empty, is a
 // buffer to read into while the source holds nothing (Read's caller's).

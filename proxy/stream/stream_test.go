@@ -323,6 +323,49 @@ func TestWatchStreams(t *testing.T) {
 	}
 }
 
+// TestWatchReaderIdle: a WatchReader is idle (its next Read reads src) only while it holds nothing of the
+// stream: not with part of an event still to hand on, nor with a second event read ahead, nor once the
+// stream has ended.
+func TestWatchReaderIdle(t *testing.T) {
+	event := func(name string) string {
+		return `{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"` + name + `"}}}` + "\n"
+	}
+	for _, shared := range []bool{false, true} {
+		src := strings.NewReader(event("a") + event("b"))
+		r := NewWatchReader(src, objects)
+		if shared {
+			r = NewSharedWatchReader(src, objects, NewShared(1<<20), "machines")
+		}
+		if !r.Idle() {
+			t.Errorf("shared %v: a new reader is not idle", shared)
+		}
+		p := make([]byte, 10)
+		if _, err := r.Read(p); err != nil {
+			t.Fatal(err)
+		}
+		if r.Idle() {
+			t.Errorf("shared %v: idle with the rest of an event to hand on", shared)
+		}
+		var out []byte
+		for !bytes.HasSuffix(out, []byte("\n")) {
+			n, err := r.Read(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, p[:n]...)
+		}
+		if r.Idle() {
+			t.Errorf("shared %v: idle with the next event read ahead", shared)
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Idle() {
+			t.Errorf("shared %v: idle at the end of the stream", shared)
+		}
+	}
+}
+
 func TestWatchMalformedEndsWithErrorEvent(t *testing.T) {
 	for _, tc := range []struct{ name, bad string }{
 		{"malformed JSON", `{"type":"ADDED","object":{"apiVersion":}}`},

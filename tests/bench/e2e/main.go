@@ -131,6 +131,38 @@ func (b *bench) saveProfile(path, name string) {
 	}
 }
 
+// goInUse is the proxy's Go heap and goroutine stacks in use (runtime.MemStats: HeapInuse, StackInuse),
+// in bytes, after four collections it is asked for (/debug/pprof/heap?gc=1), as a proxy that has run a
+// while holds them: the second empties the sync.Pools' victim caches, and each halves the stacks of
+// goroutines that use less than a quarter of theirs. RSS, read right after the watches opened, also
+// counts the garbage of opening them and the heap's headroom (GOGC). It is 0 when it cannot be read.
+func (b *bench) goInUse() float64 {
+	var heap, stacks float64
+	for range 4 {
+		resp, err := http.Get(b.metricsURL + "/debug/pprof/heap?gc=1&debug=1")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "heap:", err)
+			return 0
+		}
+		data, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "heap:", err)
+			return 0
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			// "# HeapInuse = 47407104", "# Stack = 19169280 / 19169280" (in use / from the OS)
+			if v, ok := strings.CutPrefix(line, "# HeapInuse = "); ok {
+				heap, _ = strconv.ParseFloat(v, 64)
+			} else if v, ok := strings.CutPrefix(line, "# Stack = "); ok {
+				inuse, _, _ := strings.Cut(v, " ")
+				stacks, _ = strconv.ParseFloat(inuse, 64)
+			}
+		}
+	}
+	return heap + stacks
+}
+
 func (b *bench) record(row, leg string, v float64) {
 	if b.res[row] == nil {
 		b.res[row] = map[string][]float64{}
@@ -800,7 +832,7 @@ func (b *bench) fanoutTable() error {
 	}
 	bare, proxy := b.legs[1], b.legs[2]
 	fmt.Println()
-	fmt.Println("| watchers | direct p50 / p99 ms | bare proxy p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy / bare p50 | capi-proxy RSS MiB: idle -> watches open -> after close (anon) | per open watch, KB |")
+	fmt.Println("| watchers | direct p50 / p99 ms | bare proxy p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy / bare p50 | capi-proxy RSS MiB: idle -> watches open -> after close (anon) | per open watch, KB: RSS / Go heap + stacks after a collection |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, n := range counts {
 		direct, err := b.fanout(b.direct, n, b.o.writes, nil)
@@ -811,10 +843,12 @@ func (b *bench) fanoutTable() error {
 		if err != nil {
 			return fmt.Errorf("fan-out %d bare: %w", n, err)
 		}
-		idle := readMemory(proxy.pid)
+		idle, idleInUse := readMemory(proxy.pid), b.goInUse()
 		var open memory
+		var openInUse float64
 		lat, err := b.fanout(proxy, n, b.o.writes, func() func() {
 			open = readMemory(proxy.pid)
+			openInUse = b.goInUse()
 			b.saveProfile("heap", fmt.Sprintf("heap-%d-watches.pprof", n))
 			b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-watches.txt", n)) // with runtime.MemStats: stacks
 			b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-watches.txt", n))
@@ -835,10 +869,10 @@ func (b *bench) fanoutTable() error {
 		time.Sleep(b.o.settle) // what the proxy's RSS is -settle after the watches closed
 		after := readMemory(proxy.pid)
 		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-after-close.txt", n))
-		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f |\n", n,
+		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f / %.0f |\n", n,
 			percentile(direct, 50), percentile(direct, 99), percentile(viaBare, 50), percentile(viaBare, 99),
 			percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50), percentile(lat, 50)/percentile(viaBare, 50),
-			idle.rss, open.rss, after.rss, idle.anon, open.anon, after.anon, (open.rss-idle.rss)*1024/float64(n))
+			idle.rss, open.rss, after.rss, idle.anon, open.anon, after.anon, (open.rss-idle.rss)*1024/float64(n), (openInUse-idleInUse)/1024/float64(n))
 	}
 	return nil
 }

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
+)
+
+// countingBuffers is a copy buffer pool that counts the buffers taken and not given back.
+type countingBuffers struct{ out atomic.Int64 }
+
+func (c *countingBuffers) get() *[]byte {
+	c.out.Add(1)
+	b := make([]byte, watchCopyBuffer)
+	return &b
+}
+func (c *countingBuffers) put(*[]byte) { c.out.Add(-1) }
+
+// backendBody is a watch body from the backend as the HTTP/2 client hands it on: a Read returns what
+// is buffered of the last chunk the backend sent, and waits for the next chunk when nothing is. Each
+// Read that has to wait first reports the size of its caller's buffer on waiting.
+type backendBody struct {
+	chunks  chan string
+	waiting chan int
+	rest    string
+}
+
+func (b *backendBody) Read(p []byte) (int, error) {
+	if b.rest == "" {
+		b.waiting <- len(p)
+		chunk, ok := <-b.chunks
+		if !ok {
+			return 0, io.EOF
+		}
+		b.rest = chunk
+	}
+	n := copy(p, b.rest)
+	b.rest = b.rest[n:]
+	return n, nil
+}
+
+func (b *backendBody) Close() error { return nil }
+
+// flushes records what was written to the client at each flush.
+type flushes struct {
+	*httptest.ResponseRecorder
+	flushed chan string
+	at      int
+}
+
+func (f *flushes) Flush() {
+	out := f.Body.String()
+	f.flushed <- out[f.at:]
+	f.at = len(out)
+}
+
+// TestCopyWatchHoldsNoBufferWhileWaiting: between events a watch waits for the backend on a byte of
+// its own, without a copy buffer, whether its events are translated (a WatchReader) or passed on as
+// they are; each event is written and flushed whole, as soon as it came.
+func TestCopyWatchHoldsNoBufferWhileWaiting(t *testing.T) {
+	events := []string{`{"type":"ADDED","object":{"kind":"Machine"}}` + "\n", `{"type":"MODIFIED","object":{"kind":"Machine","x":"` + strings.Repeat("y", 3000) + `"}}` + "\n"}
+	for _, translated := range []bool{false, true} {
+		name := map[bool]string{false: "passed on", true: "translated"}[translated]
+		t.Run(name, func(t *testing.T) {
+			buffers := &countingBuffers{}
+			s := &server{watchBuffers: buffers}
+			backend := &backendBody{chunks: make(chan string), waiting: make(chan int)}
+			src := &watchSource{ReadCloser: backend}
+			var body io.ReadCloser = src
+			if translated {
+				r := stream.NewWatchReader(src, stream.Objects{Object: func(obj []byte) ([]byte, error) { return obj, nil }})
+				body = &watchBody{r: r, end: func() {}, close: src.Close}
+			}
+			w := &flushes{ResponseRecorder: httptest.NewRecorder(), flushed: make(chan string, 10)}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.copyWatch(w, httptest.NewRequest(http.MethodGet, "/?watch=true", nil), &watchCopy{body: body, src: src})
+			}()
+			if got := <-w.flushed; got != "" {
+				t.Fatalf("the headers' flush wrote %q", got)
+			}
+			for _, event := range events {
+				if n := <-backend.waiting; n != 1 {
+					t.Fatalf("the watch waited for the backend with a buffer of %d bytes, want its own byte", n)
+				}
+				if out := buffers.out.Load(); out != 0 {
+					t.Fatalf("the watch holds %d copy buffers while it waits", out)
+				}
+				backend.chunks <- event
+				if got := <-w.flushed; got != event {
+					t.Fatalf("flushed %q, want the event %q", got, event)
+				}
+			}
+			<-backend.waiting
+			close(backend.chunks)
+			<-done
+			if out := buffers.out.Load(); out != 0 {
+				t.Errorf("%d copy buffers not given back", out)
+			}
+			if got, want := w.Body.String(), strings.Join(events, ""); got != want {
+				t.Errorf("the client got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// failingWriter fails every write.
+type failingWriter struct{ *httptest.ResponseRecorder }
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("the client went away") }
+
+// TestCopyWatchClientGone: a watch whose client cannot be written to ends and closes the backend's body,
+// with http.ErrAbortHandler when an http.Server serves it (as ReverseProxy ends a copy that failed).
+func TestCopyWatchClientGone(t *testing.T) {
+	for _, served := range []bool{false, true} {
+		s := &server{watchBuffers: &countingBuffers{}}
+		closed := false
+		body := &readCloser{Reader: bytes.NewReader([]byte("{}\n")), close: func() error { closed = true; return nil }}
+		r := httptest.NewRequest(http.MethodGet, "/?watch=true", nil)
+		if served {
+			r = r.WithContext(context.WithValue(r.Context(), http.ServerContextKey, &http.Server{}))
+		}
+		func() {
+			defer func() {
+				if v := recover(); (v == http.ErrAbortHandler) != served {
+					t.Errorf("served by an http.Server: %v; panic %v", served, v)
+				}
+			}()
+			s.copyWatch(failingWriter{httptest.NewRecorder()}, r, &watchCopy{body: body, src: &watchSource{ReadCloser: io.NopCloser(nil)}})
+		}()
+		if !closed {
+			t.Errorf("served by an http.Server: %v; the backend's body was not closed", served)
+		}
+	}
+}
