@@ -27,7 +27,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
@@ -67,7 +66,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := dropPageCache(bin); err != nil {
+	if err := framework.DropPageCache(bin); err != nil {
 		b.Fatal(err)
 	}
 
@@ -105,20 +104,6 @@ func BenchmarkIdleMemory(b *testing.B) {
 	b.ReportMetric(metrics["go_memstats_heap_alloc_bytes"]/mib, "heap-live-MiB")
 	b.ReportMetric(metrics["go_memstats_stack_inuse_bytes"]/mib, "stacks-MiB")
 	b.ReportMetric(0, "ns/op") // a reading of /proc, not what is measured
-}
-
-// dropPageCache writes path's pages back and evicts them from the page cache (posix_fadvise
-// POSIX_FADV_DONTNEED), so that the next start reads the binary from disk.
-func dropPageCache(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
 
 // pidOf finds the process of p: the one running p.Bin with p's listen address among its arguments.
