@@ -894,6 +894,8 @@ func (b *bench) fanoutTable() error {
 		time.Sleep(b.o.settle) // what the proxy's RSS is -settle after the watches closed
 		after := readMemory(proxy.pid)
 		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-after-close.txt", n))
+		b.saveProfile("heap", fmt.Sprintf("heap-%d-after-close.pprof", n))
+		b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-after-close.txt", n))
 		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f / %.0f |\n", n,
 			percentile(direct, 50), percentile(direct, 99), percentile(viaBare, 50), percentile(viaBare, 99),
 			percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50), percentile(lat, 50)/percentile(viaBare, 50),
