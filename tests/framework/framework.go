@@ -343,6 +343,9 @@ func (p *Proxy) Config(token string) *rest.Config {
 		QPS: 200, Burst: 400}
 }
 
+// PID is the proxy's process ID, for readings of /proc/<pid>.
+func (p *Proxy) PID() int { return p.cmd.Process.Pid }
+
 // Stop terminates the proxy.
 func (p *Proxy) Stop() {
 	if p.exited == nil {

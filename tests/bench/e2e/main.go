@@ -225,7 +225,7 @@ func run(o options) error {
 	b.legs = []*leg{
 		direct,
 		{name: "bare", url: bare.url, path: privatePath, private: true, client: httpClient(bare.caFile), pid: bare.pid},
-		{name: "proxy", url: proxy.URL, path: upstreamPath, client: httpClient(proxy.CAFile), pid: proxyPID(proxy)},
+		{name: "proxy", url: proxy.URL, path: upstreamPath, client: httpClient(proxy.CAFile), pid: proxy.PID()},
 	}
 	for _, ns := range []string{namespace, createNamespace} {
 		if err := b.createNamespace(ns); err != nil {
@@ -339,24 +339,6 @@ func startBare(env *framework.Env) (*bareProxy, func(), error) {
 		return nil, nil, fmt.Errorf("the bare proxy did not start: %q %v", line, err)
 	}
 	return &bareProxy{url: "https://" + addr, caFile: cert, pid: cmd.Process.Pid}, stop, nil
-}
-
-// proxyPID finds the capi-proxy process serving p (framework.Proxy does not export its process).
-func proxyPID(p *framework.Proxy) int {
-	port := p.URL[strings.LastIndex(p.URL, ":")+1:]
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 0 && args[0] == p.Bin && slices.Contains(args, "127.0.0.1:"+port) {
-			return pid
-		}
-	}
-	return 0
 }
 
 func (b *bench) do(l *leg, method, url string, body []byte, header http.Header) (*http.Response, error) {

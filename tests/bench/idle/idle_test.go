@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,10 +80,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 	}); err != nil {
 		b.Fatalf("the proxy did not log %q: %v", startupReleased, err)
 	}
-	pid, err := pidOf(proxy)
-	if err != nil {
-		b.Fatal(err)
-	}
+	pid := proxy.PID()
 
 	var status map[string]float64
 	for b.Loop() {
@@ -104,27 +100,6 @@ func BenchmarkIdleMemory(b *testing.B) {
 	b.ReportMetric(metrics["go_memstats_heap_alloc_bytes"]/mib, "heap-live-MiB")
 	b.ReportMetric(metrics["go_memstats_stack_inuse_bytes"]/mib, "stacks-MiB")
 	b.ReportMetric(0, "ns/op") // a reading of /proc, not what is measured
-}
-
-// pidOf finds the process of p: the one running p.Bin with p's listen address among its arguments.
-func pidOf(p *framework.Proxy) (int, error) {
-	listen := strings.TrimPrefix(p.URL, "https://")
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 0 && args[0] == p.Bin && slices.Contains(args, listen) {
-			return pid, nil
-		}
-	}
-	return 0, fmt.Errorf("no process runs %s on %s", p.Bin, listen)
 }
 
 // procStatus returns the kB figures of /proc/<pid>/status by name ("VmRSS", "RssAnon", "RssFile").
