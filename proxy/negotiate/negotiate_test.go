@@ -7,12 +7,14 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 )
 
+// Media type parameters and types the Accept tests combine.
+const (
+	pom      = "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+	table    = "as=Table;g=meta.k8s.io;v=v1"
+	protobuf = "application/vnd.kubernetes.protobuf"
+)
+
 func TestAccept(t *testing.T) {
-	const (
-		pom      = "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-		table    = "as=Table;g=meta.k8s.io;v=v1"
-		protobuf = "application/vnd.kubernetes.protobuf"
-	)
 	for _, tc := range []struct {
 		name     string
 		endpoint Endpoint
@@ -123,11 +125,6 @@ func TestNotAcceptableIsRefusedEverywhere(t *testing.T) {
 }
 
 func TestAcceptProtobuf(t *testing.T) {
-	const (
-		pom      = "as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
-		table    = "as=Table;g=meta.k8s.io;v=v1"
-		protobuf = "application/vnd.kubernetes.protobuf"
-	)
 	for _, tc := range []struct {
 		name     string
 		endpoint Endpoint
