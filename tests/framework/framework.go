@@ -232,6 +232,17 @@ type Proxy struct {
 	env *Env
 }
 
+// Build builds the package pkg of the repository (./proxy, for example) into bin with go build and
+// flags, the build's output on stderr.
+func (e *Env) Build(bin, pkg string, flags ...string) error {
+	build := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, pkg)...)
+	build.Dir, build.Stdout, build.Stderr = e.Root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building %s: %w", pkg, err)
+	}
+	return nil
+}
+
 // StartProxy builds ./proxy and runs it on a free loopback port in front of the env's apiserver, serving
 // TLS with a fresh self-signed certificate for 127.0.0.1, in pass-through mode with the admin kubeconfig
 // (whose credentials it then ignores), and its metrics on another free loopback port. extraArgs are
@@ -245,10 +256,8 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 // its pages (a page two processes map stays resident in both, whatever either does).
 func (e *Env) StartProxyFrom(ctx context.Context, bin string, extraArgs ...string) (*Proxy, error) {
 	if _, err := os.Stat(bin); err != nil {
-		build := exec.Command("go", "build", "-o", bin, "./proxy")
-		build.Dir, build.Stdout, build.Stderr = e.Root, os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return nil, fmt.Errorf("building the proxy: %w", err)
+		if err := e.Build(bin, "./proxy"); err != nil {
+			return nil, err
 		}
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})

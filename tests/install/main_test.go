@@ -9,7 +9,6 @@ package install
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -35,10 +34,8 @@ func run(m *testing.M) int {
 	failed := 1
 	defer func() { e.Stop(os.Getenv("E2E_KEEP") != "" || failed != 0) }()
 	proxyBin = filepath.Join(e.Dir, "capi-proxy")
-	build := exec.Command("go", "build", "-o", proxyBin, "./proxy")
-	build.Dir, build.Stdout, build.Stderr = e.Root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the proxy:", err)
+	if err := e.Build(proxyBin, "./proxy"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	env = e

@@ -199,10 +199,8 @@ func run(o options) error {
 	// proxy pages its executable out once its caches have synced, pageout.Executable), as do the dirty
 	// pages of a binary just written.
 	measured := filepath.Join(env.Dir, "measured", "capi-proxy")
-	build := exec.Command("go", "build", "-o", measured, "./proxy")
-	build.Dir, build.Stdout, build.Stderr = env.Root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the measured proxy: %w", err)
+	if err := env.Build(measured, "./proxy"); err != nil {
+		return err
 	}
 	if err := framework.DropPageCache(measured); err != nil {
 		return err
@@ -301,10 +299,8 @@ type bareProxy struct {
 // startBare builds and runs the bare reverse proxy.
 func startBare(env *framework.Env) (*bareProxy, func(), error) {
 	bin := filepath.Join(env.Dir, "bare-proxy")
-	build := exec.Command("go", "build", "-o", bin, "./tests/bench/e2e/bare")
-	build.Dir, build.Stdout, build.Stderr = env.Root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, nil, fmt.Errorf("building the bare proxy: %w", err)
+	if err := env.Build(bin, "./tests/bench/e2e/bare"); err != nil {
+		return nil, nil, err
 	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {

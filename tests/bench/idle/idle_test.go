@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,11 +46,9 @@ func BenchmarkIdleMemory(b *testing.B) {
 
 	// The image's binary, at the path StartProxy runs (it builds one only where none is).
 	bin := filepath.Join(env.Dir, "capi-proxy")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./proxy")
-	build.Dir, build.Stdout, build.Stderr = env.Root, os.Stderr, os.Stderr
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := build.Run(); err != nil {
-		b.Fatalf("building the proxy: %v", err)
+	b.Setenv("CGO_ENABLED", "0")
+	if err := env.Build(bin, "./proxy", "-trimpath", "-ldflags=-s -w"); err != nil {
+		b.Fatal(err)
 	}
 	// The private CRDs, installed through another proxy: the measured one lists their metadata at start
 	// (for the contract labels), as it does in a cluster. That proxy stops before the measured one
