@@ -388,7 +388,18 @@ func TestResourceQuotaThroughTheProxy(t *testing.T) {
 	if err := c.Status().Update(ctx, viaJSON); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, c, &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m2", Namespace: ns}, Spec: machineSpec("c1", "m2")})
+	// The quota admission plugin reads quotas from its informer, which sees the new status.hard a moment
+	// after the update returned: until then it refuses m2 as before.
+	m2 := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m2", Namespace: ns}, Spec: machineSpec("c1", "m2")}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Create(ctx, m2.DeepCopy())
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota") {
+			return false, nil
+		}
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("creating m2 after the quota was raised: %v", err)
+	}
 }
 
 // platformMachine is a Machine of the platform's own CAPI (cluster.x-k8s.io v1beta1 on the backend).
