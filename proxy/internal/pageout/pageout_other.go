@@ -2,5 +2,5 @@
 
 package pageout
 
-// Executable does nothing where madvise(2) MADV_PAGEOUT does not exist.
+// Executable does nothing where madvise(2) and /proc/self/smaps do not exist.
 func Executable() (int64, error) { return 0, nil }
