@@ -6,8 +6,8 @@
 //
 // It is client-go's metadata informer (k8s.io/client-go/metadata/metadatainformer) on
 // apiextensions.k8s.io/v1 customresourcedefinitions: the proxy's identity needs get, list and watch on
-// customresourcedefinitions. It holds only the objects' metadata (names, labels, annotations), never
-// their schemas.
+// customresourcedefinitions. It holds of each CRD only its name and labels (package metaonly), never
+// its schema, annotations or managedFields.
 package crdcache
 
 import (
@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metaonly"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
@@ -53,6 +54,8 @@ func NewForClient(c metadata.Interface) *Cache {
 	// No resync: the watch delivers every change, and the cache has no handlers to repeat.
 	inf := metadatainformer.NewFilteredMetadataInformer(c, Resource, metav1.NamespaceAll, 0, cache.Indexers{}, nil)
 	cc := &Cache{informer: inf.Informer()}
+	// Labels are all the proxy reads of a CRD (contract labels); see package metaonly.
+	_ = cc.informer.SetTransform(metaonly.NameAndLabels()) // fails only once the informer has started
 	_ = cc.informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		denied := apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
 		if denied && !cc.denied.Load() {
@@ -79,7 +82,7 @@ func (c *Cache) WaitForSync(ctx context.Context) bool {
 }
 
 // Get returns the metadata of the CustomResourceDefinition named name ("hostedcontrolplanes.hypershift.openshift.io"),
-// as last seen by the watch.
+// as last seen by the watch: its name, UID, resourceVersion and labels, nothing else.
 func (c *Cache) Get(name string) (metav1.Object, bool) {
 	obj, ok, err := c.informer.GetStore().GetByKey(name)
 	if err != nil || !ok {

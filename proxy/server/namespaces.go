@@ -24,6 +24,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metaonly"
 )
 
 // unknownMode is the metric label of a namespace whose label value is not a serving.Mode.
@@ -319,6 +320,9 @@ func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error
 	}
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	informer := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	if err := informer.SetTransform(metaonly.NameAndLabels()); err != nil {
+		return fmt.Errorf("namespaces: %w", err)
+	}
 	set := func(obj any) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			n.Set(m.Name, m.ResourceVersion, m.Labels)
