@@ -112,9 +112,16 @@ func New() *Metrics {
 // Registry returns the registry holding the metrics, to register more collectors or gather in tests.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
-// Handler serves the metrics in the Prometheus exposition formats, and counts its own scrapes.
+// Handler serves the metrics in the Prometheus exposition formats, and counts its own scrapes. It never
+// compresses them, whatever the scraper accepts: promhttp's gzip writer holds about 800 KB (compress/flate's
+// hash tables and window) and stays in a sync.Pool from one scrape to the next (Prometheus asks for gzip
+// every scrape interval), so an idle proxy would hold it most of the time, to save a few tens of KB of
+// text on the wire every interval.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry}))
+	return promhttp.InstrumentMetricHandler(m.registry, promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		Registry:           m.registry,
+		DisableCompression: true,
+	}))
 }
 
 // RequestLabels are the labels of one request. Group, Resource and Subresource must come from the route

@@ -82,6 +82,16 @@ func TestLintAndExposition(t *testing.T) {
 			t.Errorf("%s: %s", p.Metric, p.Text)
 		}
 	}
+	// Uncompressed whatever the scraper accepts (Prometheus sends the first): see Handler.
+	for _, accept := range []string{"gzip", "zstd,gzip;q=0.9", "identity"} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept-Encoding", accept)
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, req)
+		if enc := rec.Header().Get("Content-Encoding"); enc != "" || !strings.Contains(rec.Body.String(), "go_goroutines") {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, body starts %.40q", accept, enc, rec.Body.String())
+		}
+	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
