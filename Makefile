@@ -98,7 +98,7 @@ BENCH_E2E_FLAGS ?=
 bench-e2e:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/e2e $(BENCH_E2E_FLAGS)
 
-## bench-idle: the idle proxy's memory (RSS: anonymous and file-backed; Go heap) in front of a real apiserver (tests/bench/idle)
+## bench-idle: the idle proxy's memory (RSS: anonymous and file-backed; Go heap) in front of a real apiserver, after start and after 150 s idle (tests/bench/idle)
 bench-idle:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go test -count=1 -run '^$$' -bench BenchmarkIdleMemory -benchtime 1x ./tests/bench/idle/
 

@@ -187,7 +187,7 @@ Commands:
 	fs = fss.FlagSet("diagnostics")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (/debug/pprof) on --metrics-listen.")
-	fs.BoolVar(&o.pageOutExecutable, "page-out-executable", true, "Ask the kernel to reclaim the pages of the binary that starting touched, once the caches have their first lists, and those a burst of watches touched, after it (madvise MADV_PAGEOUT, Linux 5.4+): about 35 MiB of RSS an idle proxy does not use again. Pages used later are read back in on first use.")
+	fs.BoolVar(&o.pageOutExecutable, "page-out-executable", true, "Return to the kernel the pages of the binary that starting touched, once the caches have their first lists, and those a burst of watches touched, after it (madvise MADV_PAGEOUT and MADV_DONTNEED, then posix_fadvise POSIX_FADV_DONTNEED; works as non-root from a read-only root filesystem): about 35 MiB of RSS an idle proxy does not use again. Pages used later are read back in on first use, one page at a time (MADV_RANDOM: no readahead).")
 
 	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
 	// removed the others); logs go to stderr.
