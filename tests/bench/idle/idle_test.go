@@ -10,20 +10,24 @@
 // after the proxy has been idle for -idle-for (steady-*): a Prometheus scrapes its /metrics every 30 s
 // meanwhile, and 150 s covers the runtime's forced collection (every 2 minutes) and the apiserver's
 // watch bookmarks. What an idle proxy runs uses pages of the binary again, and its heap grows to the
-// collector's goal between collections, so the steady figures are the ones to hold to a goal. The file-backed part is the binary's pages
-// the process has mapped; the page cache holds them once per node for every container running the image,
-// so what each further sidecar adds is about the anonymous part. The binary is dropped from the page cache
-// before the start, so that its pages come in as on a node that has just pulled the image (readahead), not
-// as the linker left them.
+// collector's goal between collections, so the steady figures are the ones to hold to a goal.
+//
+// The file-backed part is the binary's pages the process has mapped; the page cache holds them once per
+// node for every container running the image, so what each further sidecar adds is about the anonymous
+// part. The binary is dropped from the page cache before the start, so that its pages come in as on a
+// node that has just pulled the image (readahead), not as the linker left them, and the proxy runs as a
+// process that does not own its binary (notOwner; it needs root and setpriv, or -as-owner).
 package idle
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,8 +44,35 @@ const startupReleased = "Returned the memory of startup to the operating system"
 
 var (
 	idleFor        = flag.Duration("idle-for", 150*time.Second, "how long the proxy stays idle before the steady-* figures are read")
+	asOwner        = flag.Bool("as-owner", false, "run the proxy as the owner of its binary, not as a non-owner as the image runs (see notOwner)")
 	scrapeInterval = 30 * time.Second // Prometheus Operator's default for a ServiceMonitor
 )
+
+// notOwner makes the proxy at bin run as a process that neither owns its binary nor may write it, as the
+// image runs it (uid 65532, a root-owned binary, a read-only root filesystem): Linux pages out a file's
+// pages only for its owner or a writer (mm/madvise.c, can_do_file_pageout), so a benchmark run as the
+// owner measured a page-out that does nothing where the proxy is deployed. As root, it gives the binary
+// to nobody (65534), read-only, and returns a script that runs it through setpriv(1) without
+// CAP_FOWNER and CAP_DAC_OVERRIDE. It fails without root or setpriv.
+func notOwner(bin string) (string, error) {
+	if os.Geteuid() != 0 {
+		return "", errors.New("running the proxy as a non-owner of its binary needs root (or -as-owner)")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return "", fmt.Errorf("running the proxy as a non-owner of its binary needs setpriv (util-linux), or -as-owner: %w", err)
+	}
+	const nobody = 65534
+	if err := os.Chown(bin, nobody, nobody); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(bin, 0o555); err != nil {
+		return "", err
+	}
+	script := bin + "-not-owner"
+	body := fmt.Sprintf("#!/bin/sh\nexec %s --bounding-set -fowner,-dac_override %s \"$@\"\n", setpriv, bin)
+	return script, os.WriteFile(script, []byte(body), 0o755)
+}
 
 func BenchmarkIdleMemory(b *testing.B) {
 	if os.Getenv("KUBE_BIN_DIR") == "" {
@@ -76,7 +107,13 @@ func BenchmarkIdleMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	proxy, err := env.StartProxy(ctx, "-v", "2")
+	start := bin
+	if !*asOwner {
+		if start, err = notOwner(bin); err != nil {
+			b.Fatal(err)
+		}
+	}
+	proxy, err := env.StartProxyFrom(ctx, start, "-v", "2")
 	if err != nil {
 		b.Fatal(err)
 	}
