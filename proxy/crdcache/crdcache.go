@@ -6,8 +6,8 @@
 //
 // It is client-go's metadata informer (k8s.io/client-go/metadata/metadatainformer) on
 // apiextensions.k8s.io/v1 customresourcedefinitions: the proxy's identity needs get, list and watch on
-// customresourcedefinitions. It holds of each CRD only its name and labels (package metaonly), never
-// its schema, annotations or managedFields.
+// customresourcedefinitions. It holds of each CRD only its name, UID, resourceVersion and labels (package
+// metaonly), never its schema, annotations or managedFields.
 package crdcache
 
 import (
@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metaonly"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
@@ -27,6 +26,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metaonly"
 )
 
 // Resource is what the cache watches.
