@@ -38,11 +38,21 @@ gone() {
 	return 1
 }
 
-# pid_of DIR NAME: the PID in DIR/NAME.pid if it runs and is ours (its command line
-# mentions DIR/; guards against PID reuse).
+# PIDs this invocation started, by component name. Until the forked child has
+# exec'd its binary its command line is this script's, so pid_of's command-line
+# guard cannot tell it is ours; for these PIDs being alive is enough (the child
+# is ours and its PID cannot be reused before we reap it).
+declare -A started=()
+
+# pid_of DIR NAME: the PID in DIR/NAME.pid if it runs and is ours (started by this
+# invocation, or its command line mentions DIR/; guards against PID reuse).
 pid_of() {
 	local pid cmdline
 	pid="$(cat "$1/$2.pid" 2>/dev/null)" && alive "$pid" || return 1
+	if [[ "$1" == "${dir:-}" && "${started[$2]:-}" == "$pid" ]]; then
+		echo "$pid"
+		return 0
+	fi
 	cmdline="$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
 	[[ "$cmdline" == *"$1/"* ]] && echo "$pid"
 }
@@ -89,6 +99,7 @@ start() {
 	local name="$1"
 	shift
 	nohup "$bin_dir/$name" "$@" </dev/null >>"$dir/$name.log" 2>&1 &
+	started[$name]=$!
 	echo $! >"$dir/$name.pid"
 }
 
