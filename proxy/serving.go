@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -20,21 +22,41 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 )
 
+// Serving certificates are read again when their files change: fsnotify tells at once, and a poll every
+// certPollInterval catches what fsnotify misses (a Secret volume's atomic symlink swap, some network
+// volumes). controller-runtime's certwatcher polls as often, but parses the pair each time
+// (tls.X509KeyPair: PEM, ASN.1, the key's checks), which on an idle proxy is the only work between two
+// scrapes, and brought back about 0.8 MiB of the binary (crypto, ASN.1, big numbers) that
+// pageout.Executable had released. So its own poll runs once a day (certwatcherPollInterval), and
+// pollServingCertificate compares the files' bytes instead, asking it to read them only when they
+// changed.
+const (
+	certPollInterval        = 10 * time.Second
+	certwatcherPollInterval = 24 * time.Hour
+)
+
 // servingTLS returns the TLS configuration of a listener serving certFile and keyFile, and starts
 // controller-runtime's certwatcher on them: the files are read again when they change (fsnotify, and a
-// poll every 10 seconds for volumes whose updates fsnotify misses, such as a Secret's atomic symlink
-// swap), and each new TLS handshake gets the certificate current then. Connections already open keep
-// theirs, so a rotation never cuts a watch. The watcher stops with ctx.
+// poll of their bytes every certPollInterval), and each new TLS handshake gets the certificate current
+// then. Connections already open keep theirs, so a rotation never cuts a watch. The watcher stops with
+// ctx.
 func servingTLS(ctx context.Context, name, certFile, keyFile string) (*tls.Config, error) {
+	// Read before the watcher does: a change in between is then a difference the first poll sees.
+	files := &fileSnapshot{paths: []string{certFile, keyFile}}
+	if _, err := files.refresh(); err != nil {
+		return nil, fmt.Errorf("%s serving certificate: %w", name, err)
+	}
 	w, err := certwatcher.New(certFile, keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s serving certificate: %w", name, err)
 	}
+	w = w.WithWatchInterval(certwatcherPollInterval)
 	go func() {
 		if err := w.Start(ctx); err != nil {
 			klog.ErrorS(err, "Watching the serving certificate failed: rotations are not picked up", "listener", name, "certFile", certFile)
 		}
 	}()
+	go pollServingCertificate(ctx, name, certPollInterval, files, w.ReadCertificate)
 	return &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		GetCertificate: w.GetCertificate,
@@ -42,6 +64,61 @@ func servingTLS(ctx context.Context, name, certFile, keyFile string) (*tls.Confi
 		NextProtos: []string{"h2", "http/1.1"},
 	}, nil
 }
+
+// pollServingCertificate reads files every interval and calls reload when their bytes changed, until ctx
+// ends. A reload that fails (a pair caught half written) is tried again at the next poll.
+func pollServingCertificate(ctx context.Context, name string, every time.Duration, files *fileSnapshot, reload func() error) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed, err := files.refresh()
+		if err != nil {
+			klog.ErrorS(err, "Reading the serving certificate's files failed", "listener", name)
+			continue
+		}
+		if !changed {
+			continue
+		}
+		if err := reload(); err != nil {
+			klog.ErrorS(err, "Loading the changed serving certificate failed; trying again at the next poll", "listener", name)
+			files.forget()
+		}
+	}
+}
+
+// fileSnapshot holds the bytes of a set of files as last read, to tell whether any of them changed.
+type fileSnapshot struct {
+	paths    []string
+	contents [][]byte // by index of paths; nil until read
+}
+
+// refresh reads every file and reports whether any differs from the last reading, which it then
+// replaces. On an error (a file that cannot be read) it keeps the last reading whole, so that a change
+// is still reported once the files can be read.
+func (s *fileSnapshot) refresh() (bool, error) {
+	read := make([][]byte, len(s.paths))
+	for i, p := range s.paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return false, err
+		}
+		read[i] = b
+	}
+	changed := len(s.contents) != len(read)
+	for i := 0; !changed && i < len(read); i++ {
+		changed = !bytes.Equal(read[i], s.contents[i])
+	}
+	s.contents = read
+	return changed, nil
+}
+
+// forget drops the last reading: the next refresh reports a change.
+func (s *fileSnapshot) forget() { s.contents = nil }
 
 // backendCA returns the dynamic certificate authority of the backend when its trust comes from a file
 // (--backend-ca-file, a kubeconfig's certificate-authority, the pod's service account CA) and starts
