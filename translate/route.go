@@ -112,6 +112,10 @@ type Table struct {
 // NewTable indexes routes. It panics if two routes share an upstream GroupVersionResource, a private
 // GroupVersionResource, an upstream GroupVersionKind or a private GroupVersionKind: routes come from
 // generated code, so that is a generator bug, and a lookup by any of them must name one route.
+//
+// The table holds the routes themselves (pointers into routes), and replaces each route's Paths with an
+// equal tree whose equal subtrees are shared across routes (see interner): the generated routes repeat
+// them, and the table lives as long as the process.
 func NewTable(routes []Route) *Table {
 	t := &Table{
 		byUpstream: map[schema.GroupVersionResource]*Route{},
@@ -120,8 +124,12 @@ func NewTable(routes []Route) *Table {
 		byPrivGVK:  map[schema.GroupVersionKind]*Route{},
 		byUpGK:     map[schema.GroupKind][]*Route{},
 	}
+	in := newInterner()
 	for i := range routes {
 		r := &routes[i]
+		if shared := in.intern(r.Paths); shared != r.Paths {
+			r.Paths = shared
+		}
 		index(t.byUpstream, r.Upstream, r, "upstream resource")
 		index(t.byPrivate, r.Private, r, "private resource")
 		index(t.byUpGVK, r.UpstreamGVK(), r, "upstream kind")
