@@ -232,10 +232,11 @@ func run(o options) error {
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		log, err := os.ReadFile(proxy.Log)
-		return err == nil && strings.Contains(string(log), "Returned the memory of startup"), nil
+		return err == nil && strings.Contains(string(log), "Returning the memory of startup"), nil
 	}); err != nil {
 		return fmt.Errorf("the proxy did not return the memory of its startup: %w", err)
 	}
+	time.Sleep(time.Second) // the release follows the line at once and takes milliseconds
 	idle := map[string]memory{}
 	for _, l := range b.legs[1:] {
 		idle[l.name] = readMemory(l.pid)
