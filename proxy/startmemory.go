@@ -34,8 +34,8 @@ const (
 // It waits startupSettle after the first lists: the proxy turns ready with them, and the first requests
 // follow at once (the kubelet's probes, a TLS handshake per client connection, each client informer's
 // first LIST and WATCH). Their code mostly does not run again while the connections stay open; paged
-// out before them, it stayed resident (about 5 MiB of file-backed RSS in make bench-idle, whose
-// readiness checks come in that window).
+// out before them, it stayed resident (in make bench-idle, whose readiness checks come in that window:
+// the TLS handshake's and the proxied request's code).
 func releaseStartupMemory(ctx context.Context, pageOut bool, synced ...func() bool) {
 	allSynced := func(context.Context) (bool, error) {
 		for _, s := range synced {
