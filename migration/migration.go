@@ -347,15 +347,17 @@ func (m *Migrator) relabel(ctx context.Context, namespace string, dir translate.
 	if err := m.setNamespace(ctx, namespace, mode, dir.String(), phase); err != nil {
 		return err
 	}
-	return m.wait(ctx, namespace, dir, phase)
+	return m.wait(ctx, namespace, dir, phase, "for proxies to follow the label")
 }
 
-// wait waits the grace period (the phase contract: proxies' informers follow the label within it).
-func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Direction, phase Phase) error {
+// wait waits the grace period (the phase contract: proxies' informers follow the label within it, and
+// their clients' informers list again within it once a proxy ended their watches); what it waits for
+// goes into the event's message.
+func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Direction, phase Phase, what string) error {
 	if m.opts.Grace <= 0 {
 		return nil
 	}
-	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s for proxies to follow the label", m.opts.Grace)})
+	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s %s", m.opts.Grace, what)})
 	t := time.NewTimer(m.opts.Grace)
 	defer t.Stop()
 	select {

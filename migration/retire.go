@@ -89,7 +89,13 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return err
 	}
-	return nil
+	// Writes stay held a grace period more. The proxies ended their clients' watches when they followed
+	// the label, and each client informer lists again on its own: a controller that acts once writes are
+	// released with some caches from the destination and others still from the source (a Cluster at its
+	// source's UID) writes what it derives from both. A real CAPI manager re-pointed a copied
+	// MachineDeployment's ownerReference at its Cluster's retired source, and the garbage collector
+	// deleted the MachineDeployment; it also created a second MachineSet beside the copied one.
+	return m.wait(ctx, namespace, dir, PhaseRetiring, "for clients' informers to list the namespace from the copies")
 }
 
 // resumePhase serves the namespace from the destination without holding writes, then unpauses what the

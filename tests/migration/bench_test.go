@@ -15,7 +15,7 @@ import (
 var benchShape = shape{nodePools: 5, machinesPerPool: 20}
 
 // BenchmarkMigrate migrates a namespace of benchShape per iteration (make bench-migration): ns/op is the
-// wall time of a whole migration without the grace periods after each label change (2 x --grace-period
+// wall time of a whole migration without the grace periods after each label change (3 x --grace-period
 // in production), objects/s the objects of the mapped kinds moved per second of it, and s-<phase>/op the
 // seconds spent in each phase (writes are held while copying and retiring).
 func BenchmarkMigrate(b *testing.B) {
