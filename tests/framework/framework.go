@@ -353,6 +353,27 @@ func (p *Proxy) Config(token string) *rest.Config {
 }
 
 // PID is the proxy's process ID, for readings of /proc/<pid>.
+// WaitStartupReleased waits up to timeout for the proxy (at -v 2 or more) to log that it returns the
+// memory of its startup (releaseStartupMemory in package main), then a second more: the release
+// (debug.FreeOSMemory and the page-out of the executable) follows the line at once and takes
+// milliseconds. Memory readings of an idle proxy are taken after it.
+func (p *Proxy) WaitStartupReleased(ctx context.Context, timeout time.Duration) error {
+	const line = "Returning the memory of startup to the operating system"
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		log, err := os.ReadFile(p.Log)
+		return err == nil && strings.Contains(string(log), line), nil
+	})
+	if err != nil {
+		return fmt.Errorf("the proxy did not log %q: %w", line, err)
+	}
+	select {
+	case <-time.After(time.Second):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (p *Proxy) PID() int { return p.cmd.Process.Pid }
 
 // Stop terminates the proxy.

@@ -45,7 +45,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/openshift/hypershift-capi-proxy/tests/bench/machines"
@@ -230,13 +229,9 @@ func run(o options) error {
 			return err
 		}
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		log, err := os.ReadFile(proxy.Log)
-		return err == nil && strings.Contains(string(log), "Returning the memory of startup"), nil
-	}); err != nil {
-		return fmt.Errorf("the proxy did not return the memory of its startup: %w", err)
+	if err := proxy.WaitStartupReleased(ctx, 2*time.Minute); err != nil {
+		return err
 	}
-	time.Sleep(time.Second) // the release follows the line at once and takes milliseconds
 	idle := map[string]memory{}
 	for _, l := range b.legs[1:] {
 		idle[l.name] = readMemory(l.pid)

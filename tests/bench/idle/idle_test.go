@@ -34,16 +34,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
-)
-
-// startupReleased is what the proxy logs (at -v 2) as it returns the memory of its startup; the
-// release follows the line at once and takes milliseconds, so readings wait releaseDone after it.
-const (
-	startupReleased = "Returning the memory of startup to the operating system"
-	releaseDone     = time.Second
 )
 
 var (
@@ -122,13 +113,9 @@ func BenchmarkIdleMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer proxy.Stop()
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		log, err := os.ReadFile(proxy.Log)
-		return err == nil && strings.Contains(string(log), startupReleased), nil
-	}); err != nil {
-		b.Fatalf("the proxy did not log %q: %v", startupReleased, err)
+	if err := proxy.WaitStartupReleased(ctx, time.Minute); err != nil {
+		b.Fatal(err)
 	}
-	time.Sleep(releaseDone)
 	pid := proxy.PID()
 
 	var status map[string]float64
