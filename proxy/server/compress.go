@@ -51,54 +51,39 @@ func acceptsGzip(h http.Header) bool {
 }
 
 // compress gzips a translated response for a client that accepts gzip, as kube-apiserver does for a body
-// larger than gzipThreshold, at kube-apiserver's level (gzipLevel). A streamed list (its length unknown)
+// larger than gzipThreshold, at kube-apiserver's level (gzipLevel), as the body is read: the client gets
+// it without a Content-Length, as from kube-apiserver's gzip writer. A streamed list (its length unknown)
 // is held back until it is known to be larger than gzipThreshold, as kube-apiserver's deferred response
-// writer does (a shorter one goes uncompressed, with its length and without "Vary: Accept-Encoding"),
-// and from then on gzip'ed as it streams. A body that is already encoded, or a
-// response without one, is left alone.
+// writer does (a shorter one goes uncompressed, with its length and without "Vary: Accept-Encoding"). A
+// body that is already encoded, or a response without one, is left alone.
 func compress(resp *http.Response) error {
 	if resp.Header.Get("Content-Encoding") != "" || resp.Body == nil || resp.Body == http.NoBody ||
-		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
+		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified ||
+		(resp.ContentLength >= 0 && resp.ContentLength <= gzipThreshold) {
 		return nil
 	}
-	if resp.ContentLength >= 0 {
-		if resp.ContentLength <= gzipThreshold {
-			return nil
-		}
-		data, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		if err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("reading the translated response: %w", err))
-		}
-		if data, err = gzipBytes(data); err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("compressing the response: %w", err))
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(data))
-		resp.ContentLength = int64(len(data))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(data)))
-		resp.Header.Set("Content-Encoding", "gzip")
-		resp.Header.Add("Vary", "Accept-Encoding")
-		return nil
-	}
-
 	src := resp.Body
 	headp := heads.Get().(*[]byte)
 	head := *headp
-	n, err := io.ReadFull(src, head)
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		// The whole body, no larger than the threshold: sent as it is.
-		_ = src.Close()
-		body := bytes.Clone(head[:n])
-		heads.Put(headp)
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		resp.ContentLength = int64(n)
-		resp.Header.Set("Content-Length", strconv.Itoa(n))
-		return nil
-	case err != nil:
-		_ = src.Close()
-		heads.Put(headp)
-		return apierrors.NewInternalError(fmt.Errorf("reading the translated response: %w", err))
+	n := 0
+	if resp.ContentLength < 0 {
+		var err error
+		n, err = io.ReadFull(src, head)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			// The whole body, no larger than the threshold: sent as it is.
+			_ = src.Close()
+			body := bytes.Clone(head[:n])
+			heads.Put(headp)
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(n)
+			resp.Header.Set("Content-Length", strconv.Itoa(n))
+			return nil
+		case err != nil:
+			_ = src.Close()
+			heads.Put(headp)
+			return apierrors.NewInternalError(fmt.Errorf("reading the translated response: %w", err))
+		}
 	}
 	// As kube-apiserver's gzip writer, it is not flushed between writes: the client gets whole
 	// compressed blocks (a list is not read before it is complete).
@@ -114,6 +99,7 @@ func compress(resp *http.Response) error {
 		heads.Put(headp)
 		return src.Close()
 	}}
+	resp.ContentLength = -1
 	resp.Header.Set("Content-Encoding", "gzip")
 	resp.Header.Add("Vary", "Accept-Encoding")
 	resp.Header.Del("Content-Length")
