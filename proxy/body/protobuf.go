@@ -120,16 +120,8 @@ func (t *Translator) protobufUpstream(data []byte, fallback *translate.Node) ([]
 		return nil, fmt.Errorf("decoding protobuf: %w", err)
 	}
 	var raw []byte
-	if items, ok := listItemType(obj); ok {
-		// The items' paths: those of the list's item kind, apiVersion and metadata for the meta.k8s.io
-		// PartialObjectMetadataList, else those of the resource's kind.
-		paths := fallback
-		if gvk.Group == metav1.GroupName {
-			paths = objectPaths
-		} else if k, ok := builtinByKind[schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}]; ok {
-			paths = k.paths
-		}
-		raw, err = t.protobufListItems(unk.Raw, items, paths)
+	if item, ok := t.protobufListItem(gvk, obj, fallback); ok {
+		raw, err = protobufListItems(unk.Raw, item)
 	} else {
 		raw, err = t.protobufMessage(unk.Raw, gvk, obj, fallback)
 	}
@@ -194,17 +186,34 @@ func (t *Translator) protobufMessage(raw []byte, gvk schema.GroupVersionKind, ob
 	return fromJSON(out, translated)
 }
 
-// protobufListItems translates the message of a list whose items are of Go type item, field by field:
-// each item (field 2) that names a private group along paths, every other field and item as it is. nil
-// when nothing changed.
-func (t *Translator) protobufListItems(raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
+// protobufListItem returns the translation of one item of a list of kind gvk (decoded into obj) that
+// names a private group, nil when nothing changed (protobufItem), or false when obj is not a list. The
+// items' paths are those of the list's item kind: apiVersion and metadata for the meta.k8s.io
+// PartialObjectMetadataList, else those of the resource's kind (fallback).
+func (t *Translator) protobufListItem(gvk schema.GroupVersionKind, obj runtime.Object, fallback *translate.Node) (func([]byte) ([]byte, error), bool) {
+	items, ok := listItemType(obj)
+	if !ok {
+		return nil, false
+	}
+	paths := fallback
+	if gvk.Group == metav1.GroupName {
+		paths = objectPaths
+	} else if k, ok := builtinByKind[schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}]; ok {
+		paths = k.paths
+	}
+	return func(value []byte) ([]byte, error) { return t.protobufItem(value, items, paths) }, true
+}
+
+// protobufListItems translates the message of a list field by field: each item (field 2) that names a
+// private group with item, every other field and item as it is. nil when nothing changed.
+func protobufListItems(raw []byte, item func([]byte) ([]byte, error)) ([]byte, error) {
 	n := 0
 	return protofield.Replace(raw, 2, func(value []byte) ([]byte, error) {
 		n++
 		if !groupnames.Mentions(translate.ToUpstream, value) {
 			return nil, nil
 		}
-		translated, err := t.protobufItem(value, item, paths)
+		translated, err := item(value)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", n-1, err)
 		}

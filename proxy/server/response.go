@@ -298,9 +298,9 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 
 // translateProtobuf translates a protobuf response to a request of the resource gr in place
 // (body.Translator.ProtobufUpstreamOf): a watch frame by frame, its objects' translations shared by the
-// watches of the resource as in JSON; anything else (an object, a list, an error's Status) whole, once it
-// has been read: a protobuf message states its length before its content, so a list that changes cannot
-// be written before all of it was read. A response that names no private group is passed on as it is,
+// watches of the resource as in JSON; a list item by item (protobufBody), written once all of it was
+// read: a protobuf message states its length before its content; anything else (an object, an error's
+// Status) whole. A response that names no private group is passed on as it is,
 // compressed as the backend compressed it if the client accepts that (passThroughGzip).
 func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	req := ex.req
@@ -322,7 +322,32 @@ func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.
 		})
 		return nil
 	}
-	return replaceBody(resp, s.timed(req, object))
+	if resp.StatusCode >= http.StatusMultipleChoices {
+		return replaceBody(resp, s.timed(req, object))
+	}
+	return s.protobufBody(ex, resp, gr)
+}
+
+// protobufBody replaces the body of a successful protobuf answer with its translation
+// (body.Translator.ProtobufUpstreamFrom): a list read item by item, holding only its translation,
+// compressed, until its last item; anything else read whole.
+func (s *server) protobufBody(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
+	src := resp.Body
+	in := &sourceReader{r: src}
+	out, size, err := s.bodies.ProtobufUpstreamFrom(gr, in, func(translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+		return s.timed(ex.req, translate)
+	})
+	_ = src.Close()
+	if err != nil {
+		if in.err != nil && !errors.Is(in.err, io.EOF) {
+			return apierrors.NewServiceUnavailable(fmt.Sprintf("reading the backend's response: %v", in.err))
+		}
+		return apierrors.NewInternalError(fmt.Errorf("translating the backend's response: %w", err))
+	}
+	resp.Body = io.NopCloser(out)
+	resp.ContentLength = size
+	resp.Header.Set("Content-Length", strconv.FormatInt(size, 10))
+	return nil
 }
 
 // translateJSON translates a JSON response in place: an error's Status, a watch event by event, a list

@@ -1,0 +1,344 @@
+package body
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/spool"
+	"github.com/openshift/hypershift-capi-proxy/translate"
+)
+
+// A protobuf answer is the prefix protobufPrefix and a runtime.Unknown message: its TypeMeta (field 1),
+// the object's message (Raw, field 2), and its content encoding and type (fields 3 and 4, empty from
+// kube-apiserver), in that order. The message of a list is its ListMeta (field 1) and one field 2 per item;
+// kube-apiserver writes it item by item (its protobuf serializer's streaming list encoding), but the
+// length of Raw comes first.
+
+const (
+	// protobufHead bounds the start of an answer that is read to find out whether it is a list: the
+	// prefix, the TypeMeta (an apiVersion and a kind) and the length of the list.
+	protobufHead = 4 << 10
+	// maxProtobufItem bounds one list item read from the backend, far above any object (etcd stores
+	// objects of up to 1.5 MiB by default), so that a broken backend cannot make the proxy allocate
+	// what it claims.
+	maxProtobufItem = 64 << 20
+	// maxProtobufTrailer bounds what follows a list in the envelope (its content encoding and type).
+	maxProtobufTrailer = 64 << 10
+)
+
+// ProtobufUpstreamFrom is ProtobufUpstreamOf(gr) for an answer read from src, returned as a reader of
+// size bytes. A list (of a kind protobufScheme knows, in kube-apiserver's order of the envelope's fields)
+// is read item by item: each item that names a private group is translated as it arrives, and what is
+// held until the last item has been read is the translation alone, compressed (package spool): the
+// envelope states the list's length before its items, so nothing can be sent earlier. Anything else (an
+// object, a Status, a list of a kind protobufScheme does not know) is read whole and translated as
+// ProtobufUpstreamOf translates it. timed wraps each translation: of an item, or of a whole answer.
+//
+// Its errors are src's own read errors, wrapped (errors.Is finds them), and those of ProtobufUpstreamOf:
+// a malformed answer (a list cut short included), or one that cannot be translated.
+func (t *Translator) ProtobufUpstreamFrom(gr schema.GroupResource, src io.Reader, timed func(func([]byte) ([]byte, error)) func([]byte) ([]byte, error)) (io.Reader, int64, error) {
+	fallback := t.fallback(gr)
+	br := bufio.NewReaderSize(src, 32<<10)
+	head, err := br.Peek(protobufHead)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, fmt.Errorf("reading the answer: %w", err)
+	}
+	list, ok := t.protobufListHead(head, fallback)
+	if ok {
+		// head is the reader's buffer, which the reads of the items overwrite.
+		list.typeMeta = bytes.Clone(head[len(protobufPrefix):list.typeMetaEnd])
+	}
+	if !ok {
+		data, err := io.ReadAll(br)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading the answer: %w", err)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return bytes.NewReader(data), int64(len(data)), nil
+		}
+		out, err := timed(func(data []byte) ([]byte, error) { return t.protobufUpstream(data, fallback) })(data)
+		if err != nil {
+			return nil, 0, err
+		}
+		return bytes.NewReader(out), int64(len(out)), nil
+	}
+	_, _ = br.Discard(list.headLen) // peeked
+	items := &fieldReader{r: br, left: list.length}
+	held := spool.New()
+	if err := protobufListFrom(items, held, timed(list.item)); err != nil {
+		return nil, 0, fmt.Errorf("translating %s: %w", list.gvk, err)
+	}
+	trailer, err := io.ReadAll(io.LimitReader(br, maxProtobufTrailer+1))
+	switch {
+	case err != nil:
+		return nil, 0, fmt.Errorf("reading the answer: %w", err)
+	case len(trailer) > maxProtobufTrailer:
+		return nil, 0, errors.New("decoding protobuf: more than 64 KiB after the list")
+	}
+	if err := checkTrailer(trailer); err != nil {
+		return nil, 0, err
+	}
+	translated, err := held.Reader()
+	if err != nil {
+		return nil, 0, err
+	}
+	start := append(append(append([]byte{}, protobufPrefix...), list.typeMeta...), protowire.AppendTag(nil, 2, protowire.BytesType)...)
+	start = protowire.AppendVarint(start, uint64(held.Len()))
+	size := int64(len(start)) + held.Len() + int64(len(trailer))
+	return io.MultiReader(bytes.NewReader(start), translated, bytes.NewReader(trailer)), size, nil
+}
+
+// protobufList is the start of a protobuf answer that holds a list.
+type protobufList struct {
+	gvk schema.GroupVersionKind
+	// typeMeta is the envelope's field 1, as it came.
+	typeMeta []byte
+	// item translates one item (protobufListItem).
+	item func([]byte) ([]byte, error)
+	// typeMetaEnd is where the envelope's TypeMeta ends, headLen where the list's message starts, and
+	// length is its length.
+	typeMetaEnd, headLen int
+	length               uint64
+}
+
+// protobufListHead reads the start of a protobuf answer, head: false unless it is the envelope of a list
+// of a kind of protobufScheme (not of a private group), with its TypeMeta first and its message second.
+func (t *Translator) protobufListHead(head []byte, fallback *translate.Node) (protobufList, bool) {
+	if !bytes.HasPrefix(head, protobufPrefix) {
+		return protobufList{}, false
+	}
+	i := len(protobufPrefix)
+	field := func(want protowire.Number) (uint64, bool) {
+		num, typ, n := protowire.ConsumeTag(head[i:])
+		if n < 0 || num != want || typ != protowire.BytesType {
+			return 0, false
+		}
+		i += n
+		length, n := protowire.ConsumeVarint(head[i:])
+		if n < 0 {
+			return 0, false
+		}
+		i += n
+		return length, true
+	}
+	length, ok := field(1)
+	if !ok || length > uint64(len(head)-i) {
+		return protobufList{}, false
+	}
+	var typeMeta runtime.TypeMeta
+	if err := typeMeta.Unmarshal(head[i : i+int(length)]); err != nil {
+		return protobufList{}, false
+	}
+	i += int(length)
+	list := protobufList{gvk: schema.FromAPIVersionAndKind(typeMeta.APIVersion, typeMeta.Kind), typeMetaEnd: i}
+	if translate.ToUpstream.Maps(list.gvk.Group) {
+		return protobufList{}, false
+	}
+	obj, err := protobufScheme.New(list.gvk)
+	if err != nil {
+		return protobufList{}, false
+	}
+	if list.item, ok = t.protobufListItem(list.gvk, obj, fallback); !ok {
+		return protobufList{}, false
+	}
+	if list.length, ok = field(2); !ok {
+		return protobufList{}, false
+	}
+	list.headLen = i
+	return list, true
+}
+
+// protobufListFrom copies the message of a list from src to dst field by field, each item (field 2) that
+// names a private group translated by item (nil: kept as it is).
+func protobufListFrom(src *fieldReader, dst io.Writer, item func([]byte) ([]byte, error)) error {
+	var value, out []byte
+	for n := 0; src.left > 0; {
+		out = out[:0]
+		num, typ, err := src.tag(&out)
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case protowire.VarintType:
+			_, err = src.varint(&out)
+		case protowire.Fixed32Type:
+			err = src.copyTo(&out, 4)
+		case protowire.Fixed64Type:
+			err = src.copyTo(&out, 8)
+		case protowire.BytesType:
+			var length uint64
+			if length, err = src.varint(&out); err != nil {
+				break
+			}
+			if num == 2 && length > maxProtobufItem {
+				return fmt.Errorf("item %d: decoding protobuf: larger than 64 MiB", n)
+			}
+			if num != 2 {
+				// The ListMeta (or a field of no item) is copied as it is.
+				if err = writeAll(dst, out); err == nil {
+					err = src.copyN(dst, length)
+				}
+				out = out[:0]
+				break
+			}
+			if value, err = src.read(value[:0], int(length)); err != nil {
+				break
+			}
+			n++
+			var translated []byte
+			if groupnames.Mentions(translate.ToUpstream, value) {
+				if translated, err = item(value); err != nil {
+					return fmt.Errorf("item %d: %w", n-1, err)
+				}
+			}
+			if translated == nil {
+				out = append(out, value...)
+			} else {
+				out = protowire.AppendTag(out[:0], 2, protowire.BytesType)
+				out = protowire.AppendBytes(out, translated)
+			}
+		default:
+			err = fmt.Errorf("decoding protobuf: wire type %d in a list", typ)
+		}
+		if err == nil {
+			err = writeAll(dst, out)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTrailer checks what follows a list in the envelope: its content encoding and type (fields 3 and
+// 4), and fields of no meaning to runtime.Unknown, passed on as they are. A second TypeMeta or Raw would
+// replace the first for a decoder.
+func checkTrailer(trailer []byte) error {
+	for len(trailer) > 0 {
+		num, typ, n := protowire.ConsumeField(trailer)
+		if n < 0 {
+			return fmt.Errorf("decoding protobuf: %w", protowire.ParseError(n))
+		}
+		if num <= 2 {
+			return fmt.Errorf("decoding protobuf: field %d (wire type %d) after the list", num, typ)
+		}
+		trailer = trailer[n:]
+	}
+	return nil
+}
+
+func writeAll(w io.Writer, p []byte) error {
+	_, err := w.Write(p)
+	return err
+}
+
+// fieldReader reads the fields of a message of left bytes from r.
+type fieldReader struct {
+	r    *bufio.Reader
+	left uint64
+}
+
+// errShort is the error of a message that ends early, as protowire reports it.
+var errShort = fmt.Errorf("decoding protobuf: %w", protowire.ParseError(-1))
+
+// byte reads one byte of the message.
+func (f *fieldReader) byte() (byte, error) {
+	if f.left == 0 {
+		return 0, errShort
+	}
+	b, err := f.r.ReadByte()
+	if err != nil {
+		return 0, f.readError(err)
+	}
+	f.left--
+	return b, nil
+}
+
+// readError is err, of reading r: a message cut short when r ended.
+func (f *fieldReader) readError(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errShort
+	}
+	return fmt.Errorf("reading the answer: %w", err)
+}
+
+// varint reads a varint, appending its bytes to raw.
+func (f *fieldReader) varint(raw *[]byte) (uint64, error) {
+	start := len(*raw)
+	for range protowire.SizeVarint(1 << 63) {
+		b, err := f.byte()
+		if err != nil {
+			return 0, err
+		}
+		*raw = append(*raw, b)
+		if b < 0x80 {
+			v, n := protowire.ConsumeVarint((*raw)[start:])
+			if n < 0 {
+				return 0, fmt.Errorf("decoding protobuf: %w", protowire.ParseError(n))
+			}
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("decoding protobuf: %w", protowire.ParseError(-2)) // overflow
+}
+
+// tag reads a field's tag, appending its bytes to raw.
+func (f *fieldReader) tag(raw *[]byte) (protowire.Number, protowire.Type, error) {
+	v, err := f.varint(raw)
+	if err != nil {
+		return 0, 0, err
+	}
+	num, typ := protowire.DecodeTag(v)
+	if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
+		return 0, 0, errors.New("decoding protobuf: invalid field number")
+	}
+	return num, typ, nil
+}
+
+// read reads n bytes of the message, appending them to dst. dst grows with what arrives, not by what a
+// length claims.
+func (f *fieldReader) read(dst []byte, n int) ([]byte, error) {
+	if uint64(n) > f.left {
+		return nil, errShort
+	}
+	for end := len(dst) + n; len(dst) < end; {
+		chunk := min(end-len(dst), 1<<20)
+		dst = slices.Grow(dst, chunk)
+		got, err := io.ReadFull(f.r, dst[len(dst):len(dst)+chunk])
+		dst = dst[:len(dst)+got]
+		if err != nil {
+			return nil, f.readError(err)
+		}
+	}
+	f.left -= uint64(n)
+	return dst, nil
+}
+
+// copyTo appends n bytes of the message to raw.
+func (f *fieldReader) copyTo(raw *[]byte, n int) error {
+	var err error
+	*raw, err = f.read(*raw, n)
+	return err
+}
+
+// copyN copies n bytes of the message to w.
+func (f *fieldReader) copyN(w io.Writer, n uint64) error {
+	if n > f.left || n > math.MaxInt64 {
+		return errShort
+	}
+	if _, err := io.CopyN(w, f.r, int64(n)); err != nil {
+		return f.readError(err)
+	}
+	f.left -= n
+	return nil
+}

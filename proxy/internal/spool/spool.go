@@ -1,0 +1,96 @@
+// Package spool holds bytes that must be held whole before they can be sent, compressed, and gives them
+// back once: a protobuf list states its length before its items, so the proxy holds a translated list
+// until its last item has been translated. The bytes are held in S2's stream format
+// (github.com/klauspost/compress/s2, its fastest level), in blocks of at most BlockSize of input, and
+// each block is let go as soon as it has been read back; a list of Kubernetes objects, whose items
+// repeat their keys, names and managed fields, is held in a fraction of its size.
+package spool
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// BlockSize is the most input compressed into one block: what the spool holds uncompressed while it is
+// written to, and again while it is read back.
+const BlockSize = 64 << 10
+
+// Spool is an io.Writer whose bytes Reader gives back. It is not safe for concurrent use.
+type Spool struct {
+	w       *s2.Writer
+	blocks  blocks
+	written int64
+	err     error
+}
+
+// New returns an empty Spool.
+func New() *Spool {
+	s := &Spool{}
+	// One goroutine (S2 compresses on GOMAXPROCS of them by default), and blocks of BlockSize.
+	s.w = s2.NewWriter(&s.blocks, s2.WriterConcurrency(1), s2.WriterBlockSize(BlockSize))
+	return s
+}
+
+// Write implements io.Writer. It fails only after Reader was called.
+func (s *Spool) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.written += int64(n)
+	return n, err
+}
+
+// Len is the number of bytes written.
+func (s *Spool) Len() int64 { return s.written }
+
+// Held is the number of bytes the spool holds: compressed, and less what has been read back.
+func (s *Spool) Held() int64 {
+	var n int64
+	for _, b := range s.blocks.held {
+		n += int64(len(b))
+	}
+	return n
+}
+
+var errRead = errors.New("spool: written to after it was read")
+
+// Reader ends the writing and returns a reader of the Len bytes written, which lets each block go once
+// it has read it.
+func (s *Spool) Reader() (io.Reader, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	s.err = errRead
+	if err := s.w.Close(); err != nil {
+		return nil, err
+	}
+	return s2.NewReader(&s.blocks, s2.ReaderMaxBlockSize(BlockSize)), nil
+}
+
+// blocks holds what the S2 writer wrote, one slice per write, and reads it back, letting each go once
+// read.
+type blocks struct {
+	held [][]byte
+}
+
+func (b *blocks) Write(p []byte) (int, error) {
+	b.held = append(b.held, bytes.Clone(p)) // the writer reuses p
+	return len(p), nil
+}
+
+func (b *blocks) Read(p []byte) (int, error) {
+	for len(b.held) > 0 && len(b.held[0]) == 0 {
+		b.held[0] = nil
+		b.held = b.held[1:]
+	}
+	if len(b.held) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.held[0])
+	b.held[0] = b.held[0][n:]
+	return n, nil
+}
