@@ -292,28 +292,35 @@ func (t *Translator) listItems(data []byte, fallback *translate.Node) ([]byte, e
 	})
 }
 
-// tableRows translates each row of a meta.k8s.io Table: its object (a PartialObjectMetadata by default, the
-// whole object with includeObject=Object) by these same rules, and its cells (see cells).
+// tableRows translates each row of a meta.k8s.io Table (TableRow).
 func (t *Translator) tableRows(data []byte) ([]byte, error) {
 	return jsonx.Members(data, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 		if key != "rows" || string(raw) == "null" {
 			return raw, nil
 		}
 		return jsonx.Elements(raw, func(i int, row json.RawMessage) (json.RawMessage, error) {
-			return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
-				if key == "cells" {
-					return cells(raw)
-				}
-				if key != "object" || string(raw) == "null" {
-					return raw, nil
-				}
-				out, err := t.Upstream(raw)
-				if err != nil {
-					return nil, fmt.Errorf("table row %d: %w", i, err)
-				}
-				return out, nil
-			})
+			out, err := t.TableRow(row)
+			if err != nil {
+				return nil, fmt.Errorf("table row %d: %w", i, err)
+			}
+			return out, nil
 		})
+	})
+}
+
+// TableRow translates one row of a meta.k8s.io Table (valid JSON): its object (a PartialObjectMetadata by
+// default, the whole object with includeObject=Object) by these same rules, and its cells (see cells);
+// anything else as it is. It fails for a row that is not a JSON object, or an object that cannot be
+// translated.
+func (t *Translator) TableRow(row []byte) ([]byte, error) {
+	return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+		if key == "cells" {
+			return cells(raw)
+		}
+		if key != "object" || string(raw) == "null" {
+			return raw, nil
+		}
+		return t.Upstream(raw)
 	})
 }
 

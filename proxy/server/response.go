@@ -351,7 +351,7 @@ func (s *server) protobufBody(ex *exchange, resp *http.Response, gr schema.Group
 }
 
 // translateJSON translates a JSON response in place: an error's Status, a watch event by event, a list
-// item by item (both streamed), or a single object (a Status or a Table too).
+// item by item or its Table row by row (all streamed), or a single object (a Status or a Table too).
 func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream.Objects, upstream, statusUpstream func([]byte) ([]byte, error)) error {
 	req := ex.req
 	switch {
@@ -361,10 +361,14 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil
-	case (req.Verb == "list" || req.Verb == "deletecollection") && !negotiate.AsksTable(resp.Request.Header.Get("Accept")):
+	case req.Verb == "list" || req.Verb == "deletecollection":
+		if negotiate.AsksTable(resp.Request.Header.Get("Accept")) {
+			// kubectl get: a Table, streamed row by row.
+			objects.Row = s.timed(req, s.bodies.TableRow)
+		}
 		return s.listBody(ex, resp, objects)
 	default:
-		// A single object, a Status, or a Table.
+		// A single object, a Status, or the Table of one.
 		return replaceBody(resp, upstream)
 	}
 }

@@ -185,3 +185,51 @@ func (c *chunked) Read(p []byte) (int, error) {
 	c.data = c.data[n:]
 	return n, nil
 }
+
+// TestTableAsWhole: a Table read row by row (Objects.Row, body.Translator.TableRow) is translated into
+// the bytes its whole translation (body.Translator.UpstreamOfValid) makes: kubectl get's Tables, of
+// metadata and with includeObject=Object, as kube-apiserver writes them (a newline after the object).
+func TestTableAsWhole(t *testing.T) {
+	machines := schema.GroupResource{Group: "cluster.hypershift.openshift.io", Resource: "machines"}
+	metadata := strings.Replace(machine, `"kind":"Machine"`, `"kind":"PartialObjectMetadata"`, 1)
+	metadata = strings.Replace(metadata, `cluster.hypershift.openshift.io/v1beta2","kind":"PartialObjectMetadata"`, `meta.k8s.io/v1","kind":"PartialObjectMetadata"`, 1)
+	metadata = metadata[:strings.Index(metadata, `,"spec"`)] + "}"
+	for _, object := range []string{metadata, machine, "null"} {
+		table := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},` +
+			`"columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"","priority":0},{"name":"Kind","type":"string","format":"","description":"","priority":1}],` +
+			`"rows":[`
+		for i := range 50 {
+			if i > 0 {
+				table += ","
+			}
+			table += fmt.Sprintf(`{"cells":["m-%d","AWSMachine.infrastructure.cluster.hypershift.openshift.io"],"object":%s}`, i, object)
+		}
+		table += "]}\n"
+		whole, err := translator.UpstreamOfValid(machines)([]byte(table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(whole), "hypershift") {
+			t.Fatalf("the whole translation left a private group: %s", whole)
+		}
+		o := fusedObjects()
+		o.Row = translator.TableRow
+		got, err := io.ReadAll(smallReads(stream.NewListReader(strings.NewReader(table), o)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, whole) {
+			t.Errorf("row by row:\n%s\nwhole:\n%s", got, whole)
+		}
+	}
+}
+
+// smallReads reads at most 7 bytes at a time from r.
+func smallReads(r io.Reader) io.Reader { return readAtMost{r, 7} }
+
+type readAtMost struct {
+	r io.Reader
+	n int
+}
+
+func (r readAtMost) Read(p []byte) (int, error) { return r.r.Read(p[:min(len(p), r.n)]) }

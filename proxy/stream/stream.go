@@ -6,7 +6,8 @@
 //     value by value, each validated once by translate.Scan and handed on as its bytes, never decoded, or
 //     an item validated and translated in the same pass (Objects.AppendItem); the list's apiVersion is
 //     translated, every item is translated and written as soon as it has been read, every other member
-//     is copied as it is;
+//     is copied as it is; the meta.k8s.io Table of a list (kubectl get) is read the same way, its
+//     "rows" one by one (Objects.Row);
 //   - a watch, newline-delimited events `{"type":"ADDED","object":{...}}`: the object of ADDED, MODIFIED and
 //     DELETED is translated whole, the metav1.Status of ERROR by its own rules, and of a BOOKMARK (which
 //     carries only apiVersion, kind and metadata) only the apiVersion.
@@ -17,7 +18,7 @@
 // Members are written in the order they arrive. Whitespace between tokens is not preserved (the
 // apiserver sends none). Protobuf watches (length-prefixed WatchEvent frames) are translated frame by
 // frame by ProtobufWatchReader; a protobuf list states its length before its items, and is translated
-// whole (package body). CBOR streams are a known limit of the proxy (kube-apiserver v1.34 serves no CBOR).
+// item by item by package body, which holds the translation until the last item. CBOR streams are a known limit of the proxy (kube-apiserver v1.34 serves no CBOR).
 package stream
 
 import (
@@ -59,6 +60,11 @@ type Objects struct {
 	// AppendObject or Object), which fails, or not, as it would have. Returning dst as it was drops the
 	// item.
 	AppendItem func(dst, data []byte) ([]byte, int, error)
+	// Row, when set, translates one element of the "rows" of a meta.k8s.io Table, a validated JSON
+	// value: a list reader then reads a Table's rows one by one, as a list's items (kube-apiserver
+	// answers a list with a Table when the client asks for one, as kubectl get does). Without it
+	// "rows" is copied as it is. A nil result without an error drops the row.
+	Row func(row []byte) ([]byte, error)
 }
 
 // WriteError marks an error writing to the destination (the client went away, for example), as opposed
@@ -118,9 +124,11 @@ type ListReader struct {
 	out []byte
 	off int
 	// state is where in the list the reader is; members and items count what was read of the list's
-	// members and of "items", written the items written (dropped ones are not).
+	// members and of its elements, written the elements written (dropped ones are not). elements is the
+	// member they are read from: "items", or a Table's "rows".
 	state                   listState
 	members, items, written int
+	elements                string
 	err                     error
 }
 
@@ -214,7 +222,7 @@ func (r *ListReader) step() error {
 		}
 	case listItems:
 		if err := r.item(); err != nil {
-			return fmt.Errorf("list member %q: %w", "items", err)
+			return fmt.Errorf("list member %q: %w", r.elements, err)
 		}
 	case listEnd:
 		if _, err := in.next(); !errors.Is(err, io.EOF) {
@@ -226,11 +234,11 @@ func (r *ListReader) step() error {
 	return nil
 }
 
-// member copies the value of the list's member key: "apiVersion" translated, "items" opened (its
-// elements are read by item), any other as it is.
+// member copies the value of the list's member key: "apiVersion" translated, "items" (and a Table's
+// "rows", with Objects.Row) opened (its elements are read by item), any other as it is.
 func (r *ListReader) member(key string) error {
 	in := r.in
-	if key == "items" {
+	if key == "items" || key == "rows" && r.o.Row != nil {
 		c, err := in.next()
 		if err != nil {
 			return err
@@ -238,7 +246,7 @@ func (r *ListReader) member(key string) error {
 		if c == '[' {
 			in.pos++
 			r.out = append(r.out, '[')
-			r.state = listItems
+			r.state, r.elements, r.items, r.written = listItems, key, 0, 0
 			return nil
 		}
 		raw, err := in.value()
@@ -264,7 +272,7 @@ func (r *ListReader) member(key string) error {
 	return nil
 }
 
-// item translates the next element of "items", or closes the array.
+// item translates the next element of "items" (or "rows"), or closes the array.
 func (r *ListReader) item() error {
 	in := r.in
 	c, err := in.next()
@@ -293,13 +301,17 @@ func (r *ListReader) item() error {
 	if c == ',' {
 		c, _ = in.next() // an error is value's
 	}
-	if c != '{' || r.o.AppendItem == nil || !r.appendItem() {
+	if c != '{' || r.o.AppendItem == nil || r.elements == "rows" || !r.appendItem() {
 		var item []byte
 		if item, err = in.value(); err != nil {
 			r.out = r.out[:before]
 			return fmt.Errorf("item %d: %w", i, err)
 		}
-		err = r.appendObject(item)
+		if r.elements == "rows" {
+			err = r.appendRow(item)
+		} else {
+			err = r.appendObject(item)
+		}
 	}
 	switch {
 	case err != nil:
@@ -328,6 +340,15 @@ func (r *ListReader) appendItem() bool {
 			return false
 		}
 	}
+}
+
+// appendRow translates a Table's row, validated, with Objects.Row.
+func (r *ListReader) appendRow(row []byte) error {
+	out, err := r.o.Row(row)
+	if out != nil {
+		r.out = append(r.out, out...)
+	}
+	return err
 }
 
 // appendObject translates item, validated, with Objects.AppendObject or Objects.Object.

@@ -81,6 +81,45 @@ func TestList(t *testing.T) {
 	}
 }
 
+// TestListTable: with Objects.Row a Table's rows are read one by one and translated by it; without it
+// "rows" is copied as it is, and a list's items are read as ever.
+func TestListTable(t *testing.T) {
+	table := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"9"},` +
+		`"columnDefinitions":[{"name":"Name","type":"string","format":"name","description":"cluster.hypershift.openshift.io","priority":0}],` +
+		`"rows":[{"cells":["a"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"a","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}},` +
+		`{"cells":["b"],"object":{"metadata":{"name":"b"}}}]}` + "\n"
+	var rows []string
+	o := inOnePass
+	o.Row = func(row []byte) ([]byte, error) {
+		rows = append(rows, string(row))
+		if bytes.Contains(row, []byte(`"b"`)) {
+			return nil, nil // dropped
+		}
+		return bytes.ReplaceAll(row, []byte(private), []byte("ROW:"+upstream)), nil
+	}
+	got, err := io.ReadAll(NewListReader(strings.NewReader(table), o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(strings.Replace(table, `,{"cells":["b"],"object":{"metadata":{"name":"b"}}}`, "", 1),
+		`"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]`, `"apiVersion":"ROW:cluster.x-k8s.io/v1beta2"}]`, 1)
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if len(rows) != 2 {
+		t.Errorf("Row saw %d rows, want 2: %q", len(rows), rows)
+	}
+	// Without Row, "rows" is a member like any other.
+	if got, err := io.ReadAll(NewListReader(strings.NewReader(table), inOnePass)); err != nil || string(got) != table {
+		t.Errorf("without Row: %s, %v", got, err)
+	}
+	// A row that cannot be translated fails the Table, naming the row.
+	o.Row = func([]byte) ([]byte, error) { return nil, errors.New("cannot translate") }
+	if _, err := io.ReadAll(NewListReader(strings.NewReader(table), o)); err == nil || !strings.Contains(err.Error(), `"rows": item 0`) {
+		t.Errorf("a failing row: %v", err)
+	}
+}
+
 // appendObjects is objects with AppendObject.
 var appendObjects = func() Objects {
 	o := objects

@@ -9,7 +9,9 @@
 //     private group;
 //   - proxy: the capi-proxy binary built from ./proxy, the same objects as cluster.x-k8s.io.
 //
-// Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON and gzip),
+// Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON, gzip, their
+// PartialObjectMetadataList in protobuf as a metadata-only informer asks for it, and the Table kubectl get
+// asks for),
 // WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
 // their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
 // HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
@@ -246,7 +248,7 @@ func run(o options) error {
 	for r := range o.rounds {
 		order := append(slices.Clone(b.legs[r%3:]), b.legs[:r%3]...)
 		fmt.Fprintf(os.Stderr, "round %d: %s\n", r+1, names(order))
-		for _, workload := range []func(*leg, int) error{b.get1, b.get16, b.list(false), b.list(true), b.watchLatency, b.create16} {
+		for _, workload := range []func(*leg, int) error{b.get1, b.get16, b.list(listJSON), b.list(listGzip), b.list(listMeta), b.list(listTable), b.watchLatency, b.create16} {
 			for _, l := range order {
 				if err := workload(l, r); err != nil {
 					return fmt.Errorf("%s: %w", l.name, err)
@@ -352,19 +354,25 @@ func (b *bench) do(l *leg, method, url string, body []byte, header http.Header) 
 
 // call makes a request and reads its answer, which must have status want.
 func (b *bench) call(l *leg, method, url string, body []byte, header http.Header, want int) (int64, error) {
+	n, _, err := b.read(l, method, url, body, header, want)
+	return n, err
+}
+
+// read is call, also returning the answer's Content-Type.
+func (b *bench) read(l *leg, method, url string, body []byte, header http.Header, want int) (int64, string, error) {
 	resp, err := b.do(l, method, url, body, header)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	if err != nil {
-		return n, err
+		return n, "", err
 	}
 	if resp.StatusCode != want {
-		return n, fmt.Errorf("%s %s: %s", method, url, resp.Status)
+		return n, "", fmt.Errorf("%s %s: %s", method, url, resp.Status)
 	}
-	return n, nil
+	return n, resp.Header.Get("Content-Type"), nil
 }
 
 func (b *bench) createNamespace(ns string) error {
@@ -526,12 +534,32 @@ func (b *bench) get16(l *leg, _ int) error {
 	return nil
 }
 
-func (b *bench) list(gzip bool) func(*leg, int) error {
-	row := "list"
-	var header http.Header
-	if gzip {
-		row, header = "listGzip", http.Header{"Accept-Encoding": {"gzip"}}
-	}
+// The LIST workloads: row names the results, header is what the client sends besides its token.
+var (
+	listJSON = listWorkload{row: "list", wantType: "application/json"}
+	listGzip = listWorkload{row: "listGzip", wantType: "application/json", header: http.Header{"Accept-Encoding": {"gzip"}}}
+	// listMeta asks as client-go's metadata client (controller-runtime's metadata-only informers) asks:
+	// the PartialObjectMetadataList in protobuf, gzip'ed by its transport.
+	listMeta = listWorkload{row: "listMeta", wantType: "application/vnd.kubernetes.protobuf", header: http.Header{
+		"Accept": {"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," +
+			"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"},
+		"Accept-Encoding": {"gzip"},
+	}}
+	// listTable asks as kubectl get asks: a Table, gzip'ed by its transport.
+	listTable = listWorkload{row: "listTable", wantType: "application/json", header: http.Header{
+		"Accept":          {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"},
+		"Accept-Encoding": {"gzip"},
+	}}
+)
+
+type listWorkload struct {
+	row      string
+	header   http.Header
+	wantType string // the media type the answer's Content-Type must begin with
+}
+
+func (b *bench) list(w listWorkload) func(*leg, int) error {
+	row, header := w.row, w.header
 	return func(l *leg, round int) error {
 		if l.pid != 0 {
 			resetPeak(l.pid)
@@ -571,8 +599,11 @@ func (b *bench) list(gzip bool) func(*leg, int) error {
 		}
 		c0 := cpu(l.pid)
 		t := time.Now()
-		n, err := b.call(l, http.MethodGet, l.machinesURL(namespace), nil, header, http.StatusOK)
+		n, contentType, err := b.read(l, http.MethodGet, l.machinesURL(namespace), nil, header, http.StatusOK)
 		close(stop)
+		if err == nil && !strings.HasPrefix(contentType, w.wantType) {
+			err = fmt.Errorf("%s answered %s, not %s", row, contentType, w.wantType)
+		}
 		if sampled != nil {
 			peak := <-sampled
 			b.record("peakAnon"+row, l.name, peak.anon)
@@ -790,16 +821,23 @@ func (b *bench) printMain(idle map[string]memory) {
 	row("LIST all JSON, p50 ms", "list", true, "%.0f")
 	row("LIST all gzip, p50 ms", "listGzip", true, "%.0f")
 	row("LIST gzip bytes on the wire", "listGzipBytes", true, "%.0f")
+	row("LIST metadata protobuf gzip, p50 ms", "listMeta", true, "%.0f")
+	row("LIST metadata protobuf gzip bytes on the wire", "listMetaBytes", true, "%.0f")
+	row("LIST Table gzip (kubectl get), p50 ms", "listTable", true, "%.0f")
 	row("WATCH write->event p50 ms", "watch", true, "%.2f")
 	row("CREATE c=16, creates/s", "create16", true, "%.0f")
 	row("proxy CPU per GET, ms", "cpuGet", false, "%.2f")
 	row("proxy CPU per LIST, ms", "cpulist", false, "%.0f")
 	row("proxy CPU per gzip LIST, ms", "cpulistGzip", false, "%.0f")
+	row("proxy CPU per metadata protobuf LIST, ms", "cpulistMeta", false, "%.0f")
+	row("proxy CPU per Table LIST, ms", "cpulistTable", false, "%.0f")
 	row("peak RSS during the LIST, MiB", "peaklist", false, "%.1f")
 	row("peak RSS during the gzip LIST, MiB", "peaklistGzip", false, "%.1f")
+	row("peak RSS during the metadata protobuf LIST, MiB", "peaklistMeta", false, "%.1f")
+	row("peak RSS during the Table LIST, MiB", "peaklistTable", false, "%.1f")
 	// What the peak is made of: anonymous and file-backed RSS (the executable's pages the process has
 	// touched) right before the LIST and the largest of each sampled during it.
-	for _, l := range []struct{ name, key string }{{"LIST", "list"}, {"gzip LIST", "listGzip"}} {
+	for _, l := range []struct{ name, key string }{{"LIST", "list"}, {"gzip LIST", "listGzip"}, {"metadata protobuf LIST", "listMeta"}, {"Table LIST", "listTable"}} {
 		for _, m := range []struct{ name, key string }{{"anonymous", "Anon"}, {"file-backed", "File"}} {
 			before, peak := b.res["before"+m.key+l.key], b.res["peak"+m.key+l.key]
 			fmt.Printf("| %s RSS before the %s -> largest during it, MiB | | %.1f -> %.1f | %.1f -> %.1f | |\n", m.name, l.name,
