@@ -258,8 +258,9 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 	return s.translateObjectsAppending(ex, resp, upstream, nil)
 }
 
-// translateObjectsAppending is translateObjects whose lists translate their items with items, when it
-// is not nil.
+// translateObjectsAppending is translateObjects whose lists translate their items with items, and
+// their Tables row by row (body.Translator.TableRow), when items is not nil; without items a Table is
+// translated whole by upstream (the CRDs' hides the platform's own).
 func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error), items *listItems) error {
 	req := ex.req
 	if resp.StatusCode == http.StatusSwitchingProtocols {
@@ -281,6 +282,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if items != nil {
 		objects.AppendObject = s.timedAppend(req, items.appendValid)
 		objects.AppendItem = s.timedAppendItem(req, items.appendItem)
+		objects.Row = s.timed(req, s.bodies.TableRow)
 	}
 	single := s.timed(req, func(data []byte) ([]byte, error) {
 		if err := translate.Valid(data); err != nil {
@@ -361,14 +363,11 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil
-	case req.Verb == "list" || req.Verb == "deletecollection":
-		if negotiate.AsksTable(resp.Request.Header.Get("Accept")) {
-			// kubectl get: a Table, streamed row by row.
-			objects.Row = s.timed(req, s.bodies.TableRow)
-		}
+	case (req.Verb == "list" || req.Verb == "deletecollection") && (objects.Row != nil || !negotiate.AsksTable(resp.Request.Header.Get("Accept"))):
+		// A list, or its Table (kubectl get) where objects translate its rows.
 		return s.listBody(ex, resp, objects)
 	default:
-		// A single object, a Status, or the Table of one.
+		// A single object, a Status, or a Table translated whole (upstream's own, as the CRDs' is).
 		return replaceBody(resp, upstream)
 	}
 }
