@@ -54,10 +54,6 @@ func (t *Translator) ProtobufUpstreamFrom(gr schema.GroupResource, src io.Reader
 		return nil, 0, fmt.Errorf("reading the answer: %w", err)
 	}
 	list, ok := t.protobufListHead(head, fallback)
-	if ok {
-		// head is the reader's buffer, which the reads of the items overwrite.
-		list.typeMeta = bytes.Clone(head[len(protobufPrefix):list.typeMetaEnd])
-	}
 	if !ok {
 		data, err := io.ReadAll(br)
 		if err != nil {
@@ -72,7 +68,8 @@ func (t *Translator) ProtobufUpstreamFrom(gr schema.GroupResource, src io.Reader
 		}
 		return bytes.NewReader(out), int64(len(out)), nil
 	}
-	_, _ = br.Discard(list.headLen) // peeked
+	list.typeMeta = bytes.Clone(list.typeMeta) // head is the reader's buffer, which reading the items overwrites
+	_, _ = br.Discard(list.headLen)            // peeked
 	items := &fieldReader{r: br, left: list.length}
 	held := spool.New()
 	if err := protobufListFrom(items, held, timed(list.item)); err != nil {
@@ -105,10 +102,9 @@ type protobufList struct {
 	typeMeta []byte
 	// item translates one item (protobufListItem).
 	item func([]byte) ([]byte, error)
-	// typeMetaEnd is where the envelope's TypeMeta ends, headLen where the list's message starts, and
-	// length is its length.
-	typeMetaEnd, headLen int
-	length               uint64
+	// headLen is where the list's message starts, and length is its length.
+	headLen int
+	length  uint64
 }
 
 // protobufListHead reads the start of a protobuf answer, head: false unless it is the envelope of a list
@@ -139,8 +135,8 @@ func (t *Translator) protobufListHead(head []byte, fallback *translate.Node) (pr
 	if err := typeMeta.Unmarshal(head[i : i+int(length)]); err != nil {
 		return protobufList{}, false
 	}
+	list := protobufList{gvk: schema.FromAPIVersionAndKind(typeMeta.APIVersion, typeMeta.Kind), typeMeta: head[len(protobufPrefix) : i+int(length)]}
 	i += int(length)
-	list := protobufList{gvk: schema.FromAPIVersionAndKind(typeMeta.APIVersion, typeMeta.Kind), typeMetaEnd: i}
 	if translate.ToUpstream.Maps(list.gvk.Group) {
 		return protobufList{}, false
 	}

@@ -302,8 +302,8 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 // (body.Translator.ProtobufUpstreamOf): a watch frame by frame, its objects' translations shared by the
 // watches of the resource as in JSON; a list item by item (protobufBody), written once all of it was
 // read: a protobuf message states its length before its content; anything else (an object, an error's
-// Status) whole. A response that names no private group is passed on as it is,
-// compressed as the backend compressed it if the client accepts that (passThroughGzip).
+// Status) whole. A response that names no private group is passed on as it is, compressed as the
+// backend compressed it if the client accepts that (passThroughGzip).
 func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	req := ex.req
 	status.Warnings(translate.ToUpstream, resp.Header["Warning"])

@@ -18,7 +18,8 @@
 // Members are written in the order they arrive. Whitespace between tokens is not preserved (the
 // apiserver sends none). Protobuf watches (length-prefixed WatchEvent frames) are translated frame by
 // frame by ProtobufWatchReader; a protobuf list states its length before its items, and is translated
-// item by item by package body, which holds the translation until the last item. CBOR streams are a known limit of the proxy (kube-apiserver v1.34 serves no CBOR).
+// item by item by package body, which holds the translation until the last item. CBOR streams are a
+// known limit of the proxy (kube-apiserver v1.34 serves no CBOR).
 package stream
 
 import (
