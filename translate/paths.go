@@ -215,6 +215,19 @@ func (d Direction) Value(k ValueKind, s string) string {
 	return s
 }
 
+// AppendValue appends to dst the translation of a string value s of kind k given as bytes (Value, without
+// making a string of s), and reports whether it differs from s. It is how values held as bytes (a
+// protobuf field) are translated.
+func (d Direction) AppendValue(dst []byte, k ValueKind, s []byte) ([]byte, bool) {
+	from, to, group, ok := d.groupIn(k, s)
+	if !ok {
+		return append(dst, s...), false
+	}
+	dst = append(dst, s[:from]...)
+	dst = append(dst, group...)
+	return append(dst, s[to:]...), true
+}
+
 // groupIn is Value for a value s given as bytes, without making a string of it: it returns the span
 // s[from:to] of the group Value would replace and the group it would put there, and ok when Value
 // changes s.

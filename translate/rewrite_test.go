@@ -191,7 +191,7 @@ func TestAppendRewriteTypeMetaFirstScans(t *testing.T) {
 	}
 }
 
-// TestGroupInIsValue: the byte-level lookup of a leaf's group agrees with Value.
+// TestGroupInIsValue: the byte-level lookup of a leaf's group, and AppendValue, agree with Value.
 func TestGroupInIsValue(t *testing.T) {
 	values := []string{"", "/", ".", "cluster.x-k8s.io", "cluster.x-k8s.io/v1beta2", "apps/v1", "v1", "cluster.x-k8s.io/",
 		"/cluster.x-k8s.io", "M.cluster.x-k8s.io", "M.", ".cluster.x-k8s.io", "machines.infrastructure.cluster.x-k8s.io",
@@ -210,6 +210,10 @@ func TestGroupInIsValue(t *testing.T) {
 				}
 				if got != want {
 					t.Errorf("%s kind %d of %q: groupIn gives %q, Value %q", d, k, s, got, want)
+				}
+				appended, changed := d.AppendValue([]byte("x"), k, []byte(s))
+				if string(appended) != "x"+want || changed != (want != s) {
+					t.Errorf("%s kind %d of %q: AppendValue gives %q, %v, want %q", d, k, s, appended[1:], changed, want)
 				}
 			}
 		}

@@ -164,11 +164,11 @@ func (t *Translator) protobufMessage(raw []byte, gvk schema.GroupVersionKind, ob
 	if !ok {
 		return nil, fmt.Errorf("%T has no protobuf encoding", obj)
 	}
+	if t.onlyObjectMeta(gvk) {
+		return metadataUpstream(new([]byte), raw, reflect.TypeOf(obj).Elem())
+	}
 	if err := msg.Unmarshal(raw); err != nil {
 		return nil, err
-	}
-	if t.onlyObjectMeta(gvk) {
-		return objectMetaUpstream(raw, obj)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	j, err := json.Marshal(obj)
@@ -201,7 +201,8 @@ func (t *Translator) protobufListItem(gvk schema.GroupVersionKind, obj runtime.O
 	} else if k, ok := builtinByKind[schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}]; ok {
 		paths = k.paths
 	}
-	return func(value []byte) ([]byte, error) { return t.protobufItem(value, items, paths) }, true
+	var scratch []byte
+	return func(value []byte) ([]byte, error) { return t.protobufItem(&scratch, value, items, paths) }, true
 }
 
 // protobufListItems translates the message of a list field by field: each item (field 2) that names a
@@ -223,13 +224,13 @@ func protobufListItems(raw []byte, item func([]byte) ([]byte, error)) ([]byte, e
 
 // protobufItem translates the message of one list item of Go type item along paths (its JSON form has
 // no apiVersion and kind, as in a JSON list of a built-in resource): nil when nothing changed.
-func (t *Translator) protobufItem(raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
+func (t *Translator) protobufItem(scratch *[]byte, raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
+	if paths == objectPaths {
+		return metadataUpstream(scratch, raw, item)
+	}
 	obj := reflect.New(item).Interface()
 	if err := obj.(protoMessage).Unmarshal(raw); err != nil {
 		return nil, err
-	}
-	if paths == objectPaths {
-		return objectMetaUpstream(raw, obj)
 	}
 	j, err := json.Marshal(obj)
 	if err != nil {
@@ -264,25 +265,4 @@ func (t *Translator) onlyObjectMeta(gvk schema.GroupVersionKind) bool {
 	}
 	_, routed := t.table.ByPrivateKind(gvk)
 	return !routed
-}
-
-// objectMetaUpstream translates the metadata of a decoded object (of the message raw) in place, with the
-// typed translation the JSON paths of "metadata=objectMeta" agree with (translate.Direction.ObjectMeta,
-// proven equal by tests/roundtrip), and returns its encoding again: nil when nothing changed (or it has
-// no metadata).
-func objectMetaUpstream(raw []byte, obj any) ([]byte, error) {
-	accessor, ok := obj.(metav1.ObjectMetaAccessor)
-	if !ok {
-		return nil, nil
-	}
-	meta, ok := accessor.GetObjectMeta().(*metav1.ObjectMeta)
-	if !ok {
-		return nil, nil
-	}
-	translate.ToUpstream.ObjectMeta(meta, meta)
-	out, err := obj.(protoMessage).Marshal()
-	if err != nil || bytes.Equal(out, raw) {
-		return nil, err
-	}
-	return out, nil
 }
