@@ -156,7 +156,7 @@ func FuzzAppendObjectUpstream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, apiVersion, groupKind, annotation, managedAPIVersion, name string) {
 		private := translate.ToPrivate.APIVersion(apiVersion)
 		meta := metav1.ObjectMeta{Name: name,
-			Annotations: map[string]string{annotation: groupKind, "cluster.x-k8s.io/cloned-from-groupkind": translate.ToPrivate.GroupKind(groupKind)},
+			Annotations:     map[string]string{annotation: groupKind, "cluster.x-k8s.io/cloned-from-groupkind": translate.ToPrivate.GroupKind(groupKind)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Name: name}, {APIVersion: private, Kind: groupKind}},
 			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: name, APIVersion: translate.ToPrivate.APIVersion(managedAPIVersion)}},
 		}
