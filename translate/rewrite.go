@@ -469,35 +469,52 @@ func appendString(dst []byte, s string) []byte {
 // and kind of a 1 MiB object cost one pass over its bytes).
 func TopLevelStrings(data []byte, names ...string) []string {
 	out := make([]string, len(names))
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return out
-	}
-	i = skipSpace(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		keyEnd := stringEnd(data, i)
-		key, err := unquote(data[i:keyEnd])
-		if err != nil {
-			return out
-		}
-		i = skipSpace(data, skipSpace(data, keyEnd)+1) // ':'
-		end := valueEnd(data, i)
+	EachMember(data, func(key []byte, start, end int) bool {
 		for k, name := range names {
-			if key == name {
+			if string(key) == name {
 				out[k] = ""
-				if data[i] == '"' {
-					if v, err := unquote(data[i:end]); err == nil {
+				if data[start] == '"' {
+					if v, err := unquote(data[start:end]); err == nil {
 						out[k] = v
 					}
 				}
 			}
+		}
+		return true
+	})
+	return out
+}
+
+// EachMember calls fn for each top-level member of a JSON object Valid accepted, in their order, with the
+// member's key, its escapes decoded (a slice of data when it has none, else a copy), and the offsets of
+// its value in data, data[start:end], until fn returns false. A document that is not an object has no
+// members.
+func EachMember(data []byte, fn func(key []byte, start, end int) bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		keyEnd := stringEnd(data, i)
+		key := data[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			decoded, err := unquote(data[i:keyEnd])
+			if err != nil {
+				return
+			}
+			key = []byte(decoded)
+		}
+		i = skipSpace(data, skipSpace(data, keyEnd)+1) // ':'
+		end := valueEnd(data, i)
+		if !fn(key, i, end) {
+			return
 		}
 		i = skipSpace(data, end)
 		if i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
 		}
 	}
-	return out
 }
 
 // valueEnd returns the offset just after the JSON value starting at i (no leading whitespace) of a

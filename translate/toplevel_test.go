@@ -25,3 +25,23 @@ func TestTopLevelStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestEachMember: each top-level member's key is given decoded and its value's offsets exactly, whatever
+// the whitespace; the walk stops when asked to.
+func TestEachMember(t *testing.T) {
+	in := ` { "a" : {"b":[1,"}"]} , "k\u0065y":"v" ,"n":null} `
+	var got []string
+	EachMember([]byte(in), func(key []byte, start, end int) bool {
+		got = append(got, string(key)+"="+in[start:end])
+		return true
+	})
+	if want := []string{`a={"b":[1,"}"]}`, `key="v"`, `n=null`}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	got = got[:0]
+	EachMember([]byte(in), func(key []byte, _, _ int) bool { got = append(got, string(key)); return false })
+	if want := []string{"a"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stopped: got %q, want %q", got, want)
+	}
+	EachMember([]byte(`[{"a":1}]`), func([]byte, int, int) bool { t.Error("an array has members"); return true })
+}

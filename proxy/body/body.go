@@ -136,41 +136,46 @@ func (t *Translator) upstream(data []byte, fallback *translate.Node, valid bool)
 // into one buffer it reuses. On error, dst is returned as it was.
 func (t *Translator) AppendUpstreamOfValid(gr schema.GroupResource) func(dst, data []byte) ([]byte, error) {
 	fallback := t.fallback(gr)
-	return func(dst, data []byte) ([]byte, error) {
-		d := translate.ToUpstream
-		if !groupnames.Mentions(d, data) {
-			return append(dst, data...), nil
-		}
-		if apiVersion, kind, ok := translate.LeadingTypeMeta(data); ok {
-			// One pass: the kind chosen by the leading members, proved right by the rewrite.
-			gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-			if how, n := t.shapeOfKind(gvk, fallback); how == alongPaths {
-				out, err := d.AppendRewriteValidTypeMetaFirst(dst, n, data)
-				switch {
-				case err == nil:
-					return out, nil
-				case !errors.Is(err, translate.ErrTypeMetaRepeated):
-					return dst, fmt.Errorf("translating %s: %w", gvk, err)
-				}
+	return func(dst, data []byte) ([]byte, error) { return t.appendUpstreamValid(dst, data, fallback) }
+}
+
+// appendUpstreamValid appends the translation of a well-formed object, data, whose kind's paths are
+// fallback when it has no apiVersion and kind, to dst (AppendUpstreamOfValid). On error, dst is returned
+// as it was.
+func (t *Translator) appendUpstreamValid(dst, data []byte, fallback *translate.Node) ([]byte, error) {
+	d := translate.ToUpstream
+	if !groupnames.Mentions(d, data) {
+		return append(dst, data...), nil
+	}
+	if apiVersion, kind, ok := translate.LeadingTypeMeta(data); ok {
+		// One pass: the kind chosen by the leading members, proved right by the rewrite.
+		gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+		if how, n := t.shapeOfKind(gvk, fallback); how == alongPaths {
+			out, err := d.AppendRewriteValidTypeMetaFirst(dst, n, data)
+			switch {
+			case err == nil:
+				return out, nil
+			case !errors.Is(err, translate.ErrTypeMetaRepeated):
+				return dst, fmt.Errorf("translating %s: %w", gvk, err)
 			}
 		}
-		how, n, gvk, err := t.shapeOf(data, fallback)
+	}
+	how, n, gvk, err := t.shapeOf(data, fallback)
+	if err != nil {
+		return dst, err
+	}
+	if how != alongPaths {
+		out, err := t.translateWhole(how, data, fallback)
 		if err != nil {
 			return dst, err
 		}
-		if how != alongPaths {
-			out, err := t.translateWhole(how, data, fallback)
-			if err != nil {
-				return dst, err
-			}
-			return append(dst, out...), nil
-		}
-		out, err := d.AppendRewriteValid(dst, n, data)
-		if err != nil {
-			return dst, fmt.Errorf("translating %s: %w", gvk, err)
-		}
-		return out, nil
+		return append(dst, out...), nil
 	}
+	out, err := d.AppendRewriteValid(dst, n, data)
+	if err != nil {
+		return dst, fmt.Errorf("translating %s: %w", gvk, err)
+	}
+	return out, nil
 }
 
 // errNotInOnePass is AppendUpstreamOfItem's error for an item it leaves to AppendUpstreamOfValid.
@@ -310,18 +315,42 @@ func (t *Translator) tableRows(data []byte) ([]byte, error) {
 
 // TableRow translates one row of a meta.k8s.io Table (valid JSON): its object (a PartialObjectMetadata by
 // default, the whole object with includeObject=Object) by these same rules, and its cells (see cells);
-// anything else as it is. It fails for a row that is not a JSON object, or an object that cannot be
+// every other byte as it is. It fails for a row that is not a JSON object, or an object that cannot be
 // translated.
-func (t *Translator) TableRow(row []byte) ([]byte, error) {
-	return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
-		if key == "cells" {
-			return cells(raw)
+func (t *Translator) TableRow(row []byte) ([]byte, error) { return t.AppendTableRow(nil, row) }
+
+// AppendTableRow is TableRow appending the translation to dst; on error, dst is returned as it was. A
+// stream translates every row of a Table into one buffer it reuses.
+func (t *Translator) AppendTableRow(dst, row []byte) ([]byte, error) {
+	if start := bytes.TrimLeft(row, " \t\r\n"); len(start) == 0 || start[0] != '{' {
+		return dst, errors.New("a table row is not a JSON object")
+	}
+	out, copied := dst, 0
+	var err error
+	translate.EachMember(row, func(key []byte, start, end int) bool {
+		value := row[start:end]
+		switch string(key) {
+		case "cells":
+			if groupnames.Mentions(translate.ToUpstream, value) {
+				var translated []byte
+				if translated, err = cells(value); err == nil {
+					out = append(append(out, row[copied:start]...), translated...)
+					copied = end
+				}
+			}
+		case "object":
+			if groupnames.Mentions(translate.ToUpstream, value) {
+				out = append(out, row[copied:start]...)
+				out, err = t.appendUpstreamValid(out, value, objectPaths)
+				copied = end
+			}
 		}
-		if key != "object" || string(raw) == "null" {
-			return raw, nil
-		}
-		return t.Upstream(raw)
+		return err == nil
 	})
+	if err != nil {
+		return dst, err
+	}
+	return append(out, row[copied:]...), nil
 }
 
 // cells translates the printed cells of a Table row: a string cell is text, in which a private group name

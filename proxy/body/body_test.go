@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -331,4 +332,85 @@ func TestTableCells(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
+}
+
+// TestAppendTableRow: a row's object and cells are translated, every other byte kept (other members,
+// whitespace, the order of members), and a key is read as decoded; a row that is not an object, or whose
+// object cannot be translated, fails with dst as it was.
+func TestAppendTableRow(t *testing.T) {
+	tr := New(fakeroutes.Table())
+	private, upstream := fakeroutes.PrivateCluster, fakeroutes.Cluster
+	object := func(group string) string {
+		return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","labels":{"` + upstream + `/cluster-name":"c"},` +
+			`"ownerReferences":[{"apiVersion":"` + group + `/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}`
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"object and cells",
+			`{"cells":["m","quota: count/machines.` + private + `",3],"object":` + object(private) + `}`,
+			`{"cells":["m","quota: count/machines.` + upstream + `",3],"object":` + object(upstream) + `}`},
+		{"other members and whitespace kept",
+			` { "conditions" : [{"type":"` + private + `"}] , "obj\u0065ct" : ` + object(private) + ` , "cells":["m"] } `,
+			` { "conditions" : [{"type":"` + private + `"}] , "obj\u0065ct" : ` + object(upstream) + ` , "cells":["m"] } `},
+		{"every object member", `{"object":` + object(private) + `,"object":` + object(private) + `}`,
+			`{"object":` + object(upstream) + `,"object":` + object(upstream) + `}`},
+		{"a null object", `{"cells":[],"object":null}`, `{"cells":[],"object":null}`},
+		{"nothing to translate", `{"cells":["m"],"object":` + object(upstream) + `}`, `{"cells":["m"],"object":` + object(upstream) + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tr.AppendTableRow([]byte("prefix"), []byte(tc.in))
+			if err != nil || string(got) != "prefix"+tc.want {
+				t.Errorf("got %s, %v\nwant prefix%s", got, err, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{`["m"]`, `"row"`, ``, `{"object":"` + private + `"}`} {
+		if got, err := tr.AppendTableRow([]byte("prefix"), []byte(bad)); err == nil || string(got) != "prefix" {
+			t.Errorf("%s: got %q, %v, want an error and dst as it was", bad, got, err)
+		}
+	}
+}
+
+// FuzzTableRow holds a Table row's translation in place (AppendTableRow) to the same translation done
+// member by member with a JSON decoder (how rows were translated before they were streamed): on a row
+// that is valid JSON both fail or both succeed, and their results decode to the same value.
+func FuzzTableRow(f *testing.F) {
+	machine := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]},` +
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
+	for _, seed := range []string{
+		`{"cells":["m","count/machines.cluster.hypershift.openshift.io"],"object":` + machine + `}`,
+		` { "obj\u0065ct" : {"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}} , "cells":[1] } `,
+		`{"object":null,"object":"cluster.hypershift.openshift.io"}`, `["cluster.hypershift.openshift.io"]`, `{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	tr := New(fakeroutes.Table())
+	byMembers := func(row []byte) ([]byte, error) {
+		return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+			switch {
+			case key == "cells":
+				return cells(raw)
+			case key == "object" && string(raw) != "null":
+				return tr.Upstream(raw)
+			}
+			return raw, nil
+		})
+	}
+	f.Fuzz(func(t *testing.T, row []byte) {
+		if !json.Valid(row) {
+			return
+		}
+		got, err := tr.AppendTableRow(nil, row)
+		want, wantErr := byMembers(row)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%q: AppendTableRow: %q, %v; by members: %q, %v", row, got, err, want, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		g, gErr := jsonx.Decode(got)
+		w, wErr := jsonx.Decode(want)
+		if gErr != nil || wErr != nil || !reflect.DeepEqual(g, w) {
+			t.Fatalf("%q: AppendTableRow: %q (%v); by members: %q (%v)", row, got, gErr, want, wErr)
+		}
+	})
 }

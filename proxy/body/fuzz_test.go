@@ -134,3 +134,4 @@ func FuzzPatch(f *testing.F) {
 		}
 	})
 }
+

@@ -282,7 +282,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if items != nil {
 		objects.AppendObject = s.timedAppend(req, items.appendValid)
 		objects.AppendItem = s.timedAppendItem(req, items.appendItem)
-		objects.Row = s.timed(req, s.bodies.TableRow)
+		objects.Row = s.timedAppend(req, s.bodies.AppendTableRow)
 	}
 	single := s.timed(req, func(data []byte) ([]byte, error) {
 		if err := translate.Valid(data); err != nil {

@@ -213,7 +213,7 @@ func TestTableAsWhole(t *testing.T) {
 			t.Fatalf("the whole translation left a private group: %s", whole)
 		}
 		o := fusedObjects()
-		o.Row = translator.TableRow
+		o.Row = translator.AppendTableRow
 		got, err := io.ReadAll(smallReads(stream.NewListReader(strings.NewReader(table), o)))
 		if err != nil {
 			t.Fatal(err)

@@ -64,8 +64,9 @@ type Objects struct {
 	// Row, when set, translates one element of the "rows" of a meta.k8s.io Table, a validated JSON
 	// value: a list reader then reads a Table's rows one by one, as a list's items (kube-apiserver
 	// answers a list with a Table when the client asks for one, as kubectl get does). Without it
-	// "rows" is copied as it is. A nil result without an error drops the row.
-	Row func(row []byte) ([]byte, error)
+	// "rows" is copied as it is. Row appends the row's translation to dst and returns the extended
+	// buffer; returning dst as it was drops the row.
+	Row func(dst, row []byte) ([]byte, error)
 }
 
 // WriteError marks an error writing to the destination (the client went away, for example), as opposed
@@ -345,10 +346,8 @@ func (r *ListReader) appendItem() bool {
 
 // appendRow translates a Table's row, validated, with Objects.Row.
 func (r *ListReader) appendRow(row []byte) error {
-	out, err := r.o.Row(row)
-	if out != nil {
-		r.out = append(r.out, out...)
-	}
+	var err error
+	r.out, err = r.o.Row(r.out, row)
 	return err
 }
 

@@ -90,12 +90,12 @@ func TestListTable(t *testing.T) {
 		`{"cells":["b"],"object":{"metadata":{"name":"b"}}}]}` + "\n"
 	var rows []string
 	o := inOnePass
-	o.Row = func(row []byte) ([]byte, error) {
+	o.Row = func(dst, row []byte) ([]byte, error) {
 		rows = append(rows, string(row))
 		if bytes.Contains(row, []byte(`"b"`)) {
-			return nil, nil // dropped
+			return dst, nil // dropped
 		}
-		return bytes.ReplaceAll(row, []byte(private), []byte("ROW:"+upstream)), nil
+		return append(dst, bytes.ReplaceAll(row, []byte(private), []byte("ROW:"+upstream))...), nil
 	}
 	got, err := io.ReadAll(NewListReader(strings.NewReader(table), o))
 	if err != nil {
@@ -114,7 +114,7 @@ func TestListTable(t *testing.T) {
 		t.Errorf("without Row: %s, %v", got, err)
 	}
 	// A row that cannot be translated fails the Table, naming the row.
-	o.Row = func([]byte) ([]byte, error) { return nil, errors.New("cannot translate") }
+	o.Row = func(dst, _ []byte) ([]byte, error) { return dst, errors.New("cannot translate") }
 	if _, err := io.ReadAll(NewListReader(strings.NewReader(table), o)); err == nil || !strings.Contains(err.Error(), `"rows": item 0`) {
 		t.Errorf("a failing row: %v", err)
 	}

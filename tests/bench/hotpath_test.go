@@ -109,6 +109,22 @@ func BenchmarkHotStreamList(b *testing.B) {
 	}
 }
 
+// BenchmarkHotStreamTable: the Table kube-apiserver answers a list of 1,000 Machines with for kubectl get
+// (rows of printed cells and each Machine's PartialObjectMetadata, 4.4 MB) through stream.List, row by
+// row.
+func BenchmarkHotStreamTable(b *testing.B) {
+	objects, data := streamObjects(), machines.Table(1000, "bench", true)
+	objects.Row = body.New(translate.NewTable(routes.Routes)).AppendTableRow
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		if err := stream.List(io.Discard, bytes.NewReader(data), objects); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkHotStreamWatch: 1,000 MODIFIED events of a Machine through stream.Watch.
 func BenchmarkHotStreamWatch(b *testing.B) {
 	objects := streamObjects()

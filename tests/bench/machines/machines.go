@@ -171,3 +171,31 @@ func object(name, namespace string, private, stored bool) obj {
 	}
 	return m
 }
+
+// Table returns the meta.k8s.io Table of n Objects named machine-0..machine-<n-1> that kube-apiserver
+// answers a list with when a client asks for one (kubectl get): CAPI's printer columns as cells, and
+// each row's object the Machine's PartialObjectMetadata (includeObject=Metadata, kubectl's default).
+func Table(n int, namespace string, private bool) []byte {
+	var b strings.Builder
+	b.WriteString(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"123456"},"columnDefinitions":[`)
+	for i, c := range []string{"Name", "Cluster", "Node Name", "Provider ID", "Phase", "Age", "Version"} {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(encode(obj{"name": c, "type": "string", "format": "", "description": c, "priority": 0}))
+	}
+	b.WriteString(`],"rows":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name := fmt.Sprintf("machine-%d", i)
+		m := object(name, namespace, private, true)
+		b.Write(encode(obj{
+			"cells":  []any{name, "hc1", "ip-10-0-1-" + fmt.Sprint(i%250) + ".ec2.internal", "aws:///us-east-1a/i-0123456789abcdef0", "Running", "5d", "v1.34.2"},
+			"object": obj{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m["metadata"]},
+		}))
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
