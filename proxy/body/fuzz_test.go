@@ -134,4 +134,3 @@ func FuzzPatch(f *testing.F) {
 		}
 	})
 }
-
