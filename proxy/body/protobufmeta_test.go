@@ -3,6 +3,7 @@ package body
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -170,3 +171,46 @@ func FuzzAppendObjectUpstream(f *testing.F) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAppendObjectUpstreamOddEncodings: messages a decoder accepts though kube-apiserver never writes them
+// (the metadata in two field-1 occurrences, which a decoder merges; a map entry with its value before its
+// key, or its key twice) decode after the field-level translation to what the typed translation makes.
+func TestAppendObjectUpstreamOddEncodings(t *testing.T) {
+	private := fakeroutes.PrivateCluster + "/v1beta2"
+	key := "cluster.x-k8s.io/cloned-from-groupkind"
+	groupKind := "MachineTemplate." + fakeroutes.PrivateCluster
+	bytesField := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
+	}
+	metaOf := func(meta metav1.ObjectMeta) []byte {
+		raw, err := meta.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	entry := func(fields ...[]byte) []byte { return bytesField(objectMetaAnnotations, slices.Concat(fields...)) }
+	for name, raw := range map[string][]byte{
+		"metadata in two fields": slices.Concat(
+			bytesField(metadataField, metaOf(metav1.ObjectMeta{Name: "m", OwnerReferences: []metav1.OwnerReference{{APIVersion: private, Name: "a"}}})),
+			bytesField(metadataField, metaOf(metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x", APIVersion: private}}}))),
+		"value before key":                bytesField(metadataField, entry(bytesField(mapEntryValue, []byte(groupKind)), bytesField(mapEntryKey, []byte(key)))),
+		"the key twice, the last ours":    bytesField(metadataField, entry(bytesField(mapEntryKey, []byte("other")), bytesField(mapEntryValue, []byte(groupKind)), bytesField(mapEntryKey, []byte(key)))),
+		"the key twice, the last another": bytesField(metadataField, entry(bytesField(mapEntryKey, []byte(key)), bytesField(mapEntryValue, []byte(groupKind)), bytesField(mapEntryKey, []byte("other")))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := typedObjectUpstream(t, raw, &metav1.PartialObjectMetadata{})
+			got, _, err := appendObjectUpstream(nil, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var decoded metav1.PartialObjectMetadata
+			if err := decoded.Unmarshal(got); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := decoded.Marshal(); !bytes.Equal(again, want) {
+				t.Errorf("decodes to\n%q\nwant\n%q", again, want)
+			}
+		})
+	}
+}
