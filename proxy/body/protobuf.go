@@ -82,15 +82,16 @@ type protoMessage interface {
 // runtime.Unknown envelope).
 //
 // An object in which no private group name occurs (a byte search, groupnames.Mentions: protobuf strings
-// are their bytes) is returned as it is, without being decoded. Else it is decoded into its Go type (of
-// protobufScheme) and translated as Upstream translates it, then, if that changed anything, encoded again
-// in protobuf, as kube-apiserver encodes it: an object whose only group-carrying paths are its metadata
-// (a Secret, a ConfigMap, a PartialObjectMetadata) with the typed twin of those paths
-// (translate.Direction.ObjectMeta); any other (a Role's rules, a Status's details and message, ...)
-// encoded as JSON, translated along the paths of its kind, and decoded from the translation: the protobuf form of Kubernetes
-// types keeps nothing JSON does not (metav1.Time is whole seconds in both, MicroTime microseconds), so
-// the bytes are those kube-apiserver would have sent with the upstream values. A list is translated item
-// by item, in its protobuf form: the items that name no private group keep their bytes undecoded.
+// are their bytes) is returned as it is, without being decoded. An object whose only group-carrying paths
+// are its metadata (a Secret, a ConfigMap, a PartialObjectMetadata) is translated field by field in its
+// protobuf form (appendObjectUpstream: the bytes of the typed translation, translate.Direction.ObjectMeta,
+// without a decode). Any other (a Role's rules, a Status's details and message, ...) is decoded into its
+// Go type (of protobufScheme), encoded as JSON, translated along the paths of its kind, and decoded from
+// the translation and encoded again in protobuf, as kube-apiserver encodes it, if that changed anything:
+// the protobuf form of Kubernetes types keeps nothing JSON does not (metav1.Time is whole seconds in
+// both, MicroTime microseconds), so the bytes are those kube-apiserver would have sent with the upstream
+// values. A list is translated item by item, in its protobuf form: the items that name no private group
+// keep their bytes undecoded.
 //
 // It fails for an object of a kind protobufScheme does not know that names a private group: the proxy
 // asks for protobuf only where it knows the kinds (DecodesProtobuf), so this is an answer it cannot
@@ -189,7 +190,8 @@ func (t *Translator) protobufMessage(raw []byte, gvk schema.GroupVersionKind, ob
 // protobufListItem returns the translation of one item of a list of kind gvk (decoded into obj) that
 // names a private group, nil when nothing changed (protobufItem), or false when obj is not a list. The
 // items' paths are those of the list's item kind: apiVersion and metadata for the meta.k8s.io
-// PartialObjectMetadataList, else those of the resource's kind (fallback).
+// PartialObjectMetadataList, else those of the resource's kind (fallback). The func is for one list: a
+// translation it returns may be overwritten by its next call.
 func (t *Translator) protobufListItem(gvk schema.GroupVersionKind, obj runtime.Object, fallback *translate.Node) (func([]byte) ([]byte, error), bool) {
 	items, ok := listItemType(obj)
 	if !ok {
@@ -223,7 +225,8 @@ func protobufListItems(raw []byte, item func([]byte) ([]byte, error)) ([]byte, e
 }
 
 // protobufItem translates the message of one list item of Go type item along paths (its JSON form has
-// no apiVersion and kind, as in a JSON list of a built-in resource): nil when nothing changed.
+// no apiVersion and kind, as in a JSON list of a built-in resource): nil when nothing changed. A
+// translation of metadata alone is made in *scratch (metadataUpstream).
 func (t *Translator) protobufItem(scratch *[]byte, raw []byte, item reflect.Type, paths *translate.Node) ([]byte, error) {
 	if paths == objectPaths {
 		return metadataUpstream(scratch, raw, item)
