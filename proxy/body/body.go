@@ -329,21 +329,19 @@ func (t *Translator) AppendTableRow(dst, row []byte) ([]byte, error) {
 	var err error
 	translate.EachMember(row, func(key []byte, start, end int) bool {
 		value := row[start:end]
+		// cells and appendUpstreamValid search the value for a private group first, and hand back
+		// what names none as it is.
 		switch string(key) {
 		case "cells":
-			if groupnames.Mentions(translate.ToUpstream, value) {
-				var translated []byte
-				if translated, err = cells(value); err == nil {
-					out = append(append(out, row[copied:start]...), translated...)
-					copied = end
-				}
-			}
-		case "object":
-			if groupnames.Mentions(translate.ToUpstream, value) {
-				out = append(out, row[copied:start]...)
-				out, err = t.appendUpstreamValid(out, value, objectPaths)
+			var translated []byte
+			if translated, err = cells(value); err == nil {
+				out = append(append(out, row[copied:start]...), translated...)
 				copied = end
 			}
+		case "object":
+			out = append(out, row[copied:start]...)
+			out, err = t.appendUpstreamValid(out, value, objectPaths)
+			copied = end
 		}
 		return err == nil
 	})
