@@ -14,6 +14,8 @@ import (
 type Direction struct {
 	name   string
 	groups map[string]string
+	// longestFirst are the keys of groups, longest first (Text).
+	longestFirst []string
 }
 
 var (
@@ -42,6 +44,7 @@ func newUnserved() Direction {
 	for _, g := range upstream.Groups {
 		d.groups[g.Private] = UnservedGroup(g.Private)
 	}
+	d.longestFirst = sources(d.groups)
 	return d
 }
 
@@ -54,6 +57,7 @@ func newDirection(name string, reverse bool) Direction {
 		}
 		d.groups[from] = to
 	}
+	d.longestFirst = sources(d.groups)
 	return d
 }
 

@@ -42,6 +42,9 @@ const (
 	// resource), so that "kubectl auth can-i get crd/machines.cluster.x-k8s.io" asks about the CRD the
 	// proxy serves under that name.
 	ResourceAttributesValue
+	// TextValue is free text (a condition's message): whole group names in it are replaced, as in a
+	// Status message (Direction.Text).
+	TextValue
 )
 
 // Node is a tree of the JSON paths inside one kind that can carry a group. Fields are JSON object keys,
@@ -85,8 +88,8 @@ func (n *Node) child(key []byte) (*Node, bool) {
 //	                                          a ResourceAttributes object (ResourceAttributesValue)
 //	"metadata=objectMeta"                     ObjectMeta: ownerReferences, managedFields, annotations
 //
-// The string kinds are apiVersion, group, groupKind, groupResource, quotaResource and
-// fieldQuotaResource. It panics on a malformed spec: specs come from generated code and fixed tables, so
+// The string kinds are apiVersion, group, groupKind, groupResource, quotaResource, fieldQuotaResource
+// and text. It panics on a malformed spec: specs come from generated code and fixed tables, so
 // that is a programming error.
 func Paths(specs ...string) *Node {
 	root := &Node{}
@@ -148,6 +151,7 @@ var stringKinds = map[string]ValueKind{
 	"quotaResource": QuotaResourceValue,
 	// The "f:" key of a quotaResource in a managed fields set.
 	"fieldQuotaResource": FieldQuotaResourceValue,
+	"text":               TextValue,
 }
 
 // rulePaths is a rule object (RuleValue): its apiGroups always carry groups. attributesPaths is a
@@ -211,6 +215,8 @@ func (d Direction) Value(k ValueKind, s string) string {
 				return "f:" + to
 			}
 		}
+	case TextValue:
+		return d.Text(s)
 	}
 	return s
 }
@@ -219,6 +225,10 @@ func (d Direction) Value(k ValueKind, s string) string {
 // making a string of s), and reports whether it differs from s. It is how values held as bytes (a
 // protobuf field) are translated.
 func (d Direction) AppendValue(dst []byte, k ValueKind, s []byte) ([]byte, bool) {
+	if k == TextValue {
+		t := d.Text(string(s))
+		return append(dst, t...), t != string(s)
+	}
 	from, to, group, ok := d.groupIn(k, s)
 	if !ok {
 		return append(dst, s...), false
@@ -230,7 +240,7 @@ func (d Direction) AppendValue(dst []byte, k ValueKind, s []byte) ([]byte, bool)
 
 // groupIn is Value for a value s given as bytes, without making a string of it: it returns the span
 // s[from:to] of the group Value would replace and the group it would put there, and ok when Value
-// changes s.
+// changes s. Free text (TextValue), which may hold several names, is never ok: Value translates it.
 func (d Direction) groupIn(k ValueKind, s []byte) (from, to int, group string, ok bool) {
 	switch k {
 	case APIVersionValue:

@@ -376,7 +376,7 @@ func (rw *rewriter) array(i int, n *Node, depth int) (int, error) {
 // leaf translates the string in[start:end] (quotes included) holding a value of kind k.
 func (rw *rewriter) leaf(start, end int, k ValueKind) error {
 	lit := rw.in[start:end]
-	if bytes.IndexByte(lit, '\\') < 0 {
+	if k != TextValue && bytes.IndexByte(lit, '\\') < 0 {
 		// A literal without escapes holds its value as it is: only the group's bytes are replaced,
 		// without a string made of the value.
 		from, to, group, ok := rw.d.groupIn(k, lit[1:len(lit)-1])

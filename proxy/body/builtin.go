@@ -36,6 +36,10 @@ type builtinKind struct {
 //     MutatingAdmissionPolicy (v1beta1, v1alpha1; served when enabled): spec.paramKind.apiVersion and the
 //     rules of spec.matchConstraints; their Bindings: the rules of spec.matchResources (paramRef names an
 //     object, no group);
+//   - core/v1 Namespace: the messages of status.conditions, free text in which kube-controller-manager's
+//     namespace controller names the resources left in a namespace being deleted
+//     ("machines.cluster.hypershift.openshift.io has 1 resource instances"), and the groups its
+//     discovery failed for: whole names replaced, as in a Status message (translate.TextValue);
 //   - core/v1 ResourceQuota: the keys of spec.hard, status.hard and status.used
 //     ("count/machines.cluster.x-k8s.io", translate.QuotaResourceValue), in the object and in the
 //     managed fields sets that name them.
@@ -61,6 +65,7 @@ var builtinKinds = []builtinKind{
 	builtin(admission, "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", admissionPolicyBinding...),
 	builtin(admission, "MutatingAdmissionPolicy", "mutatingadmissionpolicies", admissionPolicy...),
 	builtin(admission, "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings", admissionPolicyBinding...),
+	builtin("", "Namespace", "namespaces", "status.conditions[].message=text"),
 	builtin("", "ResourceQuota", "resourcequotas", "spec.hard{key}=quotaResource", "status.hard{key}=quotaResource",
 		"status.used{key}=quotaResource",
 		// The same keys in the managed fields sets (structured-merge-diff's "f:<key>" form).

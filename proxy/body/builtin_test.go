@@ -176,6 +176,9 @@ func TestBuiltinRulesAndQuotas(t *testing.T) {
 				`"status":{"hard":{"count/machines.cluster.x-k8s.io":"1"},"used":{"count/machines.cluster.x-k8s.io":"0","count/machinesets.cluster.x-k8s.io":"0"}}}`,
 			`{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"count/machines.cluster.hypershift.openshift.io":"1","count/pods":"2","requests.cpu":"1"}},` +
 				`"status":{"hard":{"count/machines.cluster.hypershift.openshift.io":"1"},"used":{"count/machines.cluster.hypershift.openshift.io":"0","count/machinesets.cluster.hypershift.openshift.io":"0"}}}`},
+		{schema.GroupResource{Resource: "namespaces"},
+			`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n"},"status":{"phase":"Terminating","conditions":[{"type":"NamespaceContentRemaining","status":"True","reason":"SomeResourcesRemain","message":"Some resources are remaining: machines.cluster.x-k8s.io has 1 resource instances"}]}}`,
+			`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n"},"status":{"phase":"Terminating","conditions":[{"type":"NamespaceContentRemaining","status":"True","reason":"SomeResourcesRemain","message":"Some resources are remaining: machines.cluster.hypershift.openshift.io has 1 resource instances"}]}}`},
 		{schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"},
 			`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","status":{"resourceRules":[{"verbs":["get"],"apiGroups":["cluster.x-k8s.io"],"resources":["machines"]},` +
 				`{"verbs":["get"],"apiGroups":["apiextensions.k8s.io"],"resources":["customresourcedefinitions"],"resourceNames":["machines.cluster.x-k8s.io"]}]}}`,

@@ -117,56 +117,11 @@ func isNameByte(r rune) bool {
 	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '.'
 }
 
-// Replace replaces every whole group name d translates from in free text s, e.g. in direction ToUpstream
-//
-//	machines.cluster.hypershift.openshift.io "m1" not found  ->  machines.cluster.x-k8s.io "m1" not found
-//	infrastructure.cluster.hypershift.openshift.io/v1beta2   ->  infrastructure.cluster.x-k8s.io/v1beta2
-//
-// A name counts as whole when the character before it is not a letter, digit, '-' or '_' (a '.' is
-// allowed: "machines.<group>" is a qualified resource) and the character after it neither continues a word
-// nor starts another DNS label (".io" after "x-k8s.io" would). At each position the longest name wins.
+// Replace replaces every whole group name d translates from in free text s (translate.Direction.Text),
+// without reading s further where Mentions tells it names none.
 func Replace(d translate.Direction, s string) string {
-	n := byDirection[d.String()]
 	if !Mentions(d, []byte(s)) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); {
-		if i == 0 || !isWordByte(s[i-1]) {
-			if name, ok := wholeNameAt(n.longestFirst, s, i); ok {
-				b.WriteString(d.Group(name))
-				i += len(name)
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
-}
-
-func wholeNameAt(longestFirst []string, s string, i int) (string, bool) {
-	for _, name := range longestFirst {
-		if !strings.HasPrefix(s[i:], name) {
-			continue
-		}
-		end := i + len(name)
-		switch {
-		case end == len(s):
-			return name, true
-		case isWordByte(s[end]):
-			continue
-		case s[end] == '.' && end+1 < len(s) && isAlnum(s[end+1]):
-			continue
-		}
-		return name, true
-	}
-	return "", false
-}
-
-func isWordByte(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	return d.Text(s)
 }
