@@ -17,6 +17,8 @@ import (
 	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 )
 
 // Names, ports and paths every rendering shares.
@@ -295,7 +297,9 @@ func proxyContainer(image string, args []string) corev1.Container {
 // ProxyClusterRole is what the proxy's own identity reads (in the shared topology its ServiceAccount;
 // in a sidecar the pod's, which ProxyClusterRoleBinding's subjects then name): the metadata of
 // Namespaces and CustomResourceDefinitions, which it lists and watches to know which namespaces it
-// serves from the private groups and which CRDs the backend serves, and the apiserver's /readyz
+// serves from the private groups and which CRDs the backend serves; the ValidatingAdmissionPolicy and
+// binding that guard the namespaces' serving label (ServingPolicy), by name, which it watches to know
+// whether it may follow that label; and the apiserver's /readyz
 // (granted to everyone by kube-apiserver's system:public-info-viewer, repeated for clusters that
 // withdrew it). Everything else it sends carries the client's credentials.
 func ProxyClusterRole() *rbacv1.ClusterRole {
@@ -305,6 +309,8 @@ func ProxyClusterRole() *rbacv1.ClusterRole {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"},
+				ResourceNames: []string{serving.PolicyName}, Verbs: []string{"get", "list", "watch"}},
 			{NonResourceURLs: []string{"/readyz", "/readyz/*"}, Verbs: []string{"get"}},
 		},
 	}

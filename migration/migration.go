@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	admissionregistrationclient "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -137,6 +138,7 @@ type Migrator struct {
 	opts      Options
 	table     *translate.Table
 	kube      corev1client.CoreV1Interface
+	admission admissionregistrationclient.AdmissionregistrationV1Interface
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
 	crds      apiextensionsclient.Interface
@@ -164,6 +166,9 @@ func New(opts Options) (*Migrator, error) {
 	cfg := rest.CopyConfig(opts.Config)
 	var err error
 	if m.kube, err = corev1client.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.admission, err = admissionregistrationclient.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
 	if m.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
@@ -199,6 +204,9 @@ func (m *Migrator) Rollback(ctx context.Context, namespace string) error {
 // private groups, so Adopt refuses one that holds objects there; one labelled Upstream already is left
 // alone.
 func (m *Migrator) Adopt(ctx context.Context, namespace string) error {
+	if err := m.checkGuard(ctx); err != nil {
+		return err
+	}
 	ns, err := m.kube.Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -220,6 +228,36 @@ func (m *Migrator) Adopt(ctx context.Context, namespace string) error {
 	return m.setNamespace(ctx, namespace, serving.Upstream, "", PhaseNone)
 }
 
+// ErrUnguarded is wrapped by the error of Adopt, Migrate and Rollback (errors.Is) when the admission
+// policy that guards serving.Label is missing: proxies do not follow a label anyone who may patch
+// Namespaces could write (package serving), so a move would hold the namespace's writes and never serve
+// it from the groups it labels.
+var ErrUnguarded = errors.New("the namespaces' serving label is not guarded")
+
+// checkGuard returns an error wrapping ErrUnguarded unless the ValidatingAdmissionPolicy
+// serving.PolicyName and its binding guard serving.Label (serving.Guarded).
+func (m *Migrator) checkGuard(ctx context.Context) error {
+	policy, err := m.admission.ValidatingAdmissionPolicies().Get(ctx, serving.PolicyName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		policy, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the ValidatingAdmissionPolicy %s: %w", serving.PolicyName, err)
+	}
+	binding, err := m.admission.ValidatingAdmissionPolicyBindings().Get(ctx, serving.PolicyName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		binding, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the ValidatingAdmissionPolicyBinding %s: %w", serving.PolicyName, err)
+	}
+	if !serving.Guarded(policy, binding) {
+		return fmt.Errorf("%w: install the ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding %s (config/serving, or package install's ServingPolicy) naming this identity: "+
+			"without them the proxies hold every labelled namespace's writes", ErrUnguarded, serving.PolicyName)
+	}
+	return nil
+}
+
 // roles are the four modes of one direction.
 type roles struct {
 	src, srcHeld, dstHeld, dst serving.Mode
@@ -237,6 +275,9 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 	start := time.Now()
 	defer func() { m.opts.Metrics.observeRun(dir, start, err) }()
 	r := rolesOf(dir)
+	if err := m.checkGuard(ctx); err != nil {
+		return err
+	}
 	st, err := m.namespaceState(ctx, namespace)
 	if err != nil {
 		return err

@@ -62,6 +62,9 @@ func (m *Migrator) Plan(ctx context.Context, namespace string, dir translate.Dir
 		return nil, err
 	}
 	r := rolesOf(dir)
+	if err := m.checkGuard(ctx); err != nil {
+		p.Problems = append(p.Problems, err.Error())
+	}
 	if toPrivate(dir) && !st.labelled && len(snap.sources) > 0 {
 		p.Problems = append(p.Problems, fmt.Sprintf("the namespace has no %s label: adopt it first (migrate adopt)", serving.Label))
 	}

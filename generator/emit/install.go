@@ -31,6 +31,11 @@ const (
 	SidecarNamespace = "clusters-example"
 )
 
+// hypershiftOperator is the user of HyperShift's operator (service account "operator" in SharedNamespace,
+// as HyperShift's install names it), which runs the migrations (package migration) in config/'s
+// rendering of install.ServingPolicy.
+const hypershiftOperator = "system:serviceaccount:" + SharedNamespace + ":operator"
+
 // Service accounts of the CAPI manager and of the infrastructure provider in a hosted-control-plane
 // namespace, as HyperShift's control-plane-operator names them.
 const (
@@ -63,6 +68,8 @@ func hostedControlPlaneSubject(role string) string {
 //     configurations (emit.Webhooks), CA injection asked for; in no overlay, since they refuse writes
 //     unless the proxy forwards them (--admission-webhook);
 //   - config/proxy-rbac: the proxy's own ClusterRole (install.ProxyClusterRole);
+//   - config/serving: the admission policy that lets only the migration's identity (HyperShift's
+//     operator, and system:masters) write the namespaces' serving label (install.ServingPolicy);
 //   - config/hosted-control-plane: for each generated role, a namespaced Role with its rules and a
 //     RoleBinding to the CAPI manager's or provider's service account, for the namespace an overlay sets;
 //   - config/monitoring: ServiceMonitor and PrometheusRule (install.ServiceMonitor, install.Alerts);
@@ -102,6 +109,13 @@ func (e *Emitter) Install(roles []upstream.RoleSource, module func(path string) 
 	files["proxy-rbac/clusterrole.yaml"] = []any{install.ProxyClusterRole()}
 	kustomizations["proxy-rbac"] = kustomization{Resources: []string{"clusterrole.yaml"}}
 
+	policy, binding, err := install.ServingPolicy(install.ServingGuard{Users: []string{hypershiftOperator}})
+	if err != nil {
+		return err
+	}
+	files["serving/policy.yaml"] = []any{policy, binding}
+	kustomizations["serving"] = kustomization{Resources: []string{"policy.yaml"}}
+
 	hcp, err := e.hostedControlPlaneRoles(roles)
 	if err != nil {
 		return err
@@ -127,7 +141,7 @@ func (e *Emitter) Install(roles []upstream.RoleSource, module func(path string) 
 	files["shared/proxy.yaml"] = append(files["shared/proxy.yaml"], install.ProxyClusterRoleBinding(SharedNamespace))
 	kustomizations["shared"] = kustomization{
 		Namespace: SharedNamespace,
-		Resources: []string{"../private", "../proxy-rbac", "../monitoring", "proxy.yaml"},
+		Resources: []string{"../private", "../proxy-rbac", "../serving", "../monitoring", "proxy.yaml"},
 	}
 
 	sidecar, err := e.sidecarExample(module)
@@ -137,7 +151,7 @@ func (e *Emitter) Install(roles []upstream.RoleSource, module func(path string) 
 	files["sidecar/cluster-api.yaml"] = sidecar
 	kustomizations["sidecar"] = kustomization{
 		Namespace: SidecarNamespace,
-		Resources: []string{"../private", "../proxy-rbac", "../hosted-control-plane", "../monitoring", "cluster-api.yaml"},
+		Resources: []string{"../private", "../proxy-rbac", "../serving", "../hosted-control-plane", "../monitoring", "cluster-api.yaml"},
 	}
 
 	for name, objs := range files {

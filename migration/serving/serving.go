@@ -5,13 +5,59 @@
 // The migration (package migration) is the only writer of the label; proxies watch Namespaces'
 // metadata and follow it. A Namespace without the label is served from the private groups, which is
 // what every hosted cluster created after the proxy was installed uses.
+//
+// Where a namespace is served from is a security decision: a namespace served from the upstream groups
+// exposes, through every proxy, whatever the upstream groups hold there, and takes HyperShift's writes
+// there. Namespaces are commonly patched by many (a grant to label or annotate them is ordinary), so the
+// label alone decides nothing: the ValidatingAdmissionPolicy PolicyName, bound by a binding of the same
+// name with validationActions Deny (package install renders both), lets only the migration's identity
+// set, change or remove it, on the apiserver itself, whatever path the write takes. A proxy follows a
+// label other than Private only while that policy and its binding exist (Guarded), and serves such a
+// namespace as a held one otherwise; the migration refuses to run without them.
 package serving
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
 
-// Label is the Namespace label that carries the Mode. Who may update Namespaces may change what the
-// proxy serves for that namespace: grant it as such.
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Label is the Namespace label that carries the Mode. Only the identities the policy PolicyName exempts
+// may write it (see the package comment).
 const Label = "capi-proxy.hypershift.openshift.io/serve-from"
+
+// PolicyName names the ValidatingAdmissionPolicy that guards Label, and its ValidatingAdmissionPolicyBinding.
+const PolicyName = "capi-proxy-serve-from"
+
+// Guarded reports whether the policy and binding guard Label: both exist (non-nil), the binding binds
+// PolicyName and denies what fails it (validationActions holds Deny), and the binding applies to every
+// namespace (neither a paramRef nor a matchResources that narrows it; the policy's own constraints are
+// its author's). It reads no object's validations: their text is the install assets' (install.ServingPolicy).
+func Guarded(policy *admissionregistrationv1.ValidatingAdmissionPolicy, binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+	if policy == nil || binding == nil || policy.Name != PolicyName || binding.Name != PolicyName {
+		return false
+	}
+	if policy.DeletionTimestamp != nil || binding.DeletionTimestamp != nil {
+		return false
+	}
+	s := binding.Spec
+	return s.PolicyName == PolicyName && slices.Contains(s.ValidationActions, admissionregistrationv1.Deny) &&
+		s.ParamRef == nil && narrowsNothing(s.MatchResources)
+}
+
+// narrowsNothing reports whether a binding's matchResources leaves the policy's own constraints as they
+// are: nil, or empty selectors and no rules.
+func narrowsNothing(m *admissionregistrationv1.MatchResources) bool {
+	if m == nil {
+		return true
+	}
+	empty := func(s *metav1.LabelSelector) bool {
+		return s == nil || len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0
+	}
+	return empty(m.NamespaceSelector) && empty(m.ObjectSelector) && len(m.ResourceRules) == 0 && len(m.ExcludeResourceRules) == 0
+}
 
 // Mode is the value of Label.
 type Mode string

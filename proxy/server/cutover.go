@@ -169,7 +169,7 @@ func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
 	if req.Namespace != "" {
 		label := string(m.mode)
 		if m.unknown != "" {
-			label = m.unknown + " (not a serving mode)"
+			label = m.unknown + " (" + m.why() + ")"
 		}
 		where = fmt.Sprintf("in namespace %q: its objects are being moved between API groups (%s=%s)", req.Namespace, serving.Label, label)
 	}

@@ -89,6 +89,7 @@ func TestNotSyncedAnswers503(t *testing.T) {
 func TestServedByMode(t *testing.T) {
 	b := okBackend(t)
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.Set("held", "11", labelled("upstream-held"))
 	ns.Set("pheld", "12", labelled("private-held"))
@@ -147,10 +148,56 @@ func TestServedByMode(t *testing.T) {
 	})
 }
 
+// TestUnguardedLabel: while no admission policy guards the serving label, a namespace labelled upstream
+// is served as a held private one (reads from the private groups, writes 429), so that whoever may
+// label Namespaces cannot point clients at the upstream groups; once guarded it is followed, and a watch
+// of the namespace from before the change is ended.
+func TestUnguardedLabel(t *testing.T) {
+	b := okBackend(t)
+	ns := server.NewNamespaces(nil)
+	ns.Set("up", "10", labelled("upstream"))
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+
+	resp, data := do(t, "GET", p.URL+upMachines+"/u1", "", nil)
+	if resp.StatusCode != http.StatusOK || b.last(t).Path != "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/up/machines/u1" {
+		t.Fatalf("unguarded read: %d %s from %s, want the private group", resp.StatusCode, data, b.last(t).Path)
+	}
+	resp, data = do(t, "POST", p.URL+upMachines, `{}`, http.Header{"Content-Type": {"application/json"}})
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(data), "not guarded") {
+		t.Errorf("unguarded write: %d %s, want 429 naming the missing guard", resp.StatusCode, data)
+	}
+
+	ns.SetGuarded(true, "20")
+	if resp, _ := do(t, "GET", p.URL+upMachines+"/u1", "", nil); resp.StatusCode != http.StatusOK || b.last(t).Path != upMachines+"/u1" {
+		t.Errorf("guarded read: %d from %s, want the upstream group", resp.StatusCode, b.last(t).Path)
+	}
+	// From before the guard's change: expired, as after a label change.
+	before := b.count()
+	if resp, data := do(t, "GET", p.URL+upMachines+"?watch=true&resourceVersion=15", "", nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"code":410`) {
+		t.Errorf("watch from before the change: %d %s, want an ERROR event with 410", resp.StatusCode, data)
+	}
+	if b.count() != before {
+		t.Errorf("the watch from before the change reached the backend")
+	}
+
+	// Losing the guard (the policy deleted) holds the namespace again.
+	ns.SetGuarded(false, "30")
+	if resp, _ := do(t, "DELETE", p.URL+upMachines+"/u1", "", nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("write after the guard went: %d, want 429", resp.StatusCode)
+	}
+	// A namespace labelled private is served as before whatever the guard.
+	ns.Set("priv", "31", labelled("private"))
+	if resp, _ := do(t, "DELETE", p.URL+privMachines+"/u1", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a namespace labelled private: %d", resp.StatusCode)
+	}
+}
+
 func TestHeldWrites(t *testing.T) {
 	b := okBackend(t)
 	reg := prometheus.NewRegistry()
 	ns := server.NewNamespaces(reg)
+	ns.SetGuarded(true, "1")
 	ns.Set("held", "11", labelled("upstream-held"))
 	ns.Set("pheld", "12", labelled("private-held"))
 	ns.Set("bogus", "13", labelled("sideways"))
@@ -217,6 +264,7 @@ func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 func TestNamespacesByModeMetric(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	ns := server.NewNamespaces(reg)
+	ns.SetGuarded(true, "1")
 	ns.Set("a", "1", labelled("upstream"))
 	ns.Set("b", "2", labelled("upstream"))
 	ns.Set("c", "3", labelled("weird"))
@@ -292,6 +340,7 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 		<-r.Context().Done()
 	})
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("a", "10", labelled("upstream")) // passed through as it is: the backend's half event too
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
@@ -351,6 +400,7 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 func TestNamespaceDeletedAndRecreated(t *testing.T) {
 	b := okBackend(t)
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
@@ -384,6 +434,7 @@ func TestNamespaceDeletedAndRecreated(t *testing.T) {
 func TestClusterWideUnlabelled(t *testing.T) {
 	b := okBackend(t)
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
 	do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=5&labelSelector=a%3Db", "", nil)
@@ -417,6 +468,7 @@ func TestMergedList(t *testing.T) {
 		}
 	})
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.Set("up2", "11", labelled("upstream-held"))
 	ns.MarkSynced()
@@ -462,6 +514,7 @@ func TestMergedWatch(t *testing.T) {
 		<-r.Context().Done()
 	})
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("up", "3", labelled("upstream"))
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
@@ -540,6 +593,7 @@ func TestMergedTable(t *testing.T) {
 		}
 	})
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
@@ -582,6 +636,7 @@ func TestMergedWatchEndsWithAPart(t *testing.T) {
 		}
 	})
 	ns := server.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
 	ns.Set("up", "3", labelled("upstream"))
 	ns.Set("gone", "4", labelled("upstream"))
 	ns.MarkSynced()

@@ -15,8 +15,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	admissionregistrationinformers "k8s.io/client-go/informers/admissionregistration/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -42,11 +47,22 @@ const unknownMode = "unknown"
 // proxy cannot tell where writes belong, and only a namespace labelled with an upstream mode is ever
 // served from the upstream groups (the platform's own objects there stay unreachable).
 //
+// The label is followed only while it is guarded (SetGuarded: the admission policy serving.PolicyName
+// lets only the migration's identity write it, see package serving): unguarded, any mode but
+// serving.Private is taken as a value that is not a mode (writes held, reads from the private groups), so
+// that whoever may patch Namespaces cannot point HyperShift's clients at the upstream groups. A change
+// of the guard applies again to every namespace.
+//
 // Namespaces is safe for concurrent use. The zero value is not usable: use NewNamespaces.
 type Namespaces struct {
 	mu     sync.Mutex // serializes writers; readers load snap
 	snap   atomic.Pointer[modes]
 	synced atomic.Bool
+	// guarded says whether the label is guarded (SetGuarded); written under mu.
+	guarded bool
+	// labels are the labels last Set of every namespace that has serving.Label, so that a change of the
+	// guard is applied to them again; written under mu.
+	labels map[string]labelled
 
 	// byMode counts namespaces by mode (serving.Mode, or unknownMode); nil without metrics.
 	byMode *prometheus.GaugeVec
@@ -72,11 +88,18 @@ type modes struct {
 	change  context.CancelFunc
 }
 
+// labelled is a namespace's serving.Label value and its resourceVersion, as last Set.
+type labelled struct{ value, resourceVersion string }
+
 // nsMode is the serving mode of one namespace.
 type nsMode struct {
 	mode serving.Mode
-	// unknown is the label's value when it is not a serving.Mode; mode is then serving.PrivateHeld.
+	// unknown is the label's value when the proxy does not follow it (not a serving.Mode, or not
+	// guarded); mode is then serving.PrivateHeld.
 	unknown string
+	// unguarded says the label is not followed because it is not guarded (SetGuarded), though it is a
+	// serving.Mode.
+	unguarded bool
 	// expired is the Namespace's resourceVersion when its mode last changed (0 if unknown).
 	expired uint64
 }
@@ -84,6 +107,14 @@ type nsMode struct {
 // same reports whether two namespaces are served alike (an unknown value is served as any other).
 func (m nsMode) same(o nsMode) bool {
 	return m.mode == o.mode && (m.unknown == "") == (o.unknown == "")
+}
+
+// why says why a namespace's label is not followed, for logs and for the message of a held write.
+func (m nsMode) why() string {
+	if m.unguarded {
+		return "not guarded: no ValidatingAdmissionPolicy and binding " + serving.PolicyName + " restrict who may write it"
+	}
+	return "not a serving mode"
 }
 
 // counted reports whether the namespaces-by-mode metric counts the namespace (it is labelled with
@@ -104,7 +135,7 @@ func (m nsMode) metricLabel() string {
 // counted) and
 // capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held).
 func NewNamespaces(reg prometheus.Registerer) *Namespaces {
-	n := &Namespaces{}
+	n := &Namespaces{labels: map[string]labelled{}}
 	first := &modes{byName: map[string]nsMode{}}
 	first.changed, first.change = context.WithCancel(context.Background())
 	n.snap.Store(first)
@@ -146,42 +177,85 @@ func (n *Namespaces) current() *modes { return n.snap.Load() }
 
 // Set applies a Namespace's labels and resourceVersion (as the informer saw it).
 func (n *Namespaces) Set(name, resourceVersion string, labels map[string]string) {
-	next := nsMode{mode: serving.Private}
-	if mode, err := serving.ModeOf(labels); err != nil {
-		next = nsMode{mode: serving.PrivateHeld, unknown: labels[serving.Label]}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	value, ok := labels[serving.Label]
+	if ok {
+		n.labels[name] = labelled{value: value, resourceVersion: resourceVersion}
 	} else {
-		next.mode = mode
+		delete(n.labels, name)
 	}
-	n.apply(name, resourceVersion, next, false)
+	n.apply(name, resourceVersion, n.modeOf(value, ok), false)
+}
+
+// modeOf is the mode of a namespace whose serving.Label has value (ok false: no label), as the guard
+// stands. Called with mu held.
+func (n *Namespaces) modeOf(value string, ok bool) nsMode {
+	if !ok {
+		return nsMode{mode: serving.Private}
+	}
+	mode, err := serving.ModeOf(map[string]string{serving.Label: value})
+	switch {
+	case err != nil:
+		return nsMode{mode: serving.PrivateHeld, unknown: value}
+	case mode != serving.Private && !n.guarded:
+		return nsMode{mode: serving.PrivateHeld, unknown: value, unguarded: true}
+	}
+	return nsMode{mode: mode}
+}
+
+// SetGuarded records whether serving.Label is guarded (serving.Guarded of the policy and binding the
+// informer sees), and applies every namespace's label again, as changed at resourceVersion (that of the
+// policy or binding whose change it is, so that lists and watches from before are expired as after a
+// label change). A new Namespaces is unguarded.
+func (n *Namespaces) SetGuarded(guarded bool, resourceVersion string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.guarded == guarded {
+		return
+	}
+	n.guarded = guarded
+	if guarded {
+		klog.InfoS("The namespaces' serving label is guarded: following it", "label", serving.Label, "policy", serving.PolicyName)
+	} else {
+		klog.ErrorS(nil, "The namespaces' serving label is not guarded: holding the writes of every labelled namespace and serving its reads from the private groups until the admission policy and its binding are back",
+			"label", serving.Label, "policy", serving.PolicyName, "labelled", len(n.labels))
+	}
+	rv := parseRV(resourceVersion)
+	for name, l := range n.labels {
+		n.apply(name, strconv.FormatUint(max(rv, parseRV(l.resourceVersion)), 10), n.modeOf(l.value, true), false)
+	}
 }
 
 // Delete applies the deletion of a Namespace: it is served from the private groups again (a namespace
 // created again under its name starts unlabelled).
 func (n *Namespaces) Delete(name, resourceVersion string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.labels, name)
 	n.apply(name, resourceVersion, nsMode{mode: serving.Private}, true)
 }
 
+// apply sets name's mode. Called with mu held.
 func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	cur := n.current()
 	prev, known := cur.byName[name]
 	if !known {
 		prev = nsMode{mode: serving.Private}
 	}
 	if prev.same(next) {
-		if next.unknown != prev.unknown && next.unknown != "" {
-			klog.InfoS("Namespace label is not a serving mode: holding writes, serving reads from the private groups",
-				"namespace", name, "label", serving.Label, "value", next.unknown)
-			n.replace(cur, name, nsMode{mode: prev.mode, unknown: next.unknown, expired: prev.expired}, false)
+		if next.unknown != "" && (next.unknown != prev.unknown || next.unguarded != prev.unguarded) {
+			klog.InfoS("Namespace label is not followed: holding writes, serving reads from the private groups",
+				"namespace", name, "label", serving.Label, "value", next.unknown, "reason", next.why())
+			n.replace(cur, name, nsMode{mode: prev.mode, unknown: next.unknown, unguarded: next.unguarded, expired: prev.expired}, false)
 		}
 		return
 	}
 	rv := parseRV(resourceVersion)
 	next.expired = max(prev.expired, rv)
 	if next.unknown != "" {
-		klog.InfoS("Namespace label is not a serving mode: holding writes, serving reads from the private groups",
-			"namespace", name, "label", serving.Label, "value", next.unknown)
+		klog.InfoS("Namespace label is not followed: holding writes, serving reads from the private groups",
+			"namespace", name, "label", serving.Label, "value", next.unknown, "reason", next.why())
 	}
 	klog.InfoS("Namespace serving mode changed", "namespace", name, "from", prev.metricLabel(), "to", next.metricLabel(),
 		"deleted", deleted, "resourceVersion", resourceVersion)
@@ -311,10 +385,21 @@ func parseRV(rv string) uint64 {
 
 // WatchNamespaces follows the Namespaces of the cluster cfg points at into n, with a metadata-only,
 // watch-backed informer (client-go's metadatainformer: PartialObjectMetadata, no spec or status), until
-// ctx ends. It marks n synced once the informer's first list is applied. cfg's identity needs list and
-// watch on namespaces (cluster-wide).
+// ctx ends, and whether their serving label is guarded (SetGuarded), with informers of the
+// ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding serving.PolicyName (selected by name).
+// The guard's informers sync before the Namespaces' starts, so that the first modes applied are
+// final; n is marked synced once the Namespaces' first list is applied. cfg's identity needs list and
+// watch on namespaces (cluster-wide) and on those two objects (install.ProxyClusterRole).
 func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error {
 	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("namespaces: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("namespaces: %w", err)
+	}
+	guard, err := watchGuard(ctx, kube, n)
 	if err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
@@ -343,9 +428,12 @@ func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error
 	if err != nil {
 		return fmt.Errorf("namespaces: %w", err)
 	}
-	go informer.RunWithContext(ctx)
 	go func() {
 		start := time.Now()
+		if !cache.WaitForCacheSync(ctx.Done(), guard...) {
+			return
+		}
+		go informer.RunWithContext(ctx)
 		if !cache.WaitForCacheSync(ctx.Done(), registration.HasSynced) {
 			return
 		}
@@ -353,4 +441,45 @@ func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error
 		klog.InfoS("Following the namespaces' serving modes", "label", serving.Label, "after", time.Since(start))
 	}()
 	return nil
+}
+
+// watchGuard runs the informers of the admission policy and binding that guard the serving label, by
+// name, and sets n's guard on every change of either; it returns their HasSynced.
+func watchGuard(ctx context.Context, kube kubernetes.Interface, n *Namespaces) ([]cache.InformerSynced, error) {
+	byName := func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", serving.PolicyName).String()
+	}
+	policies := admissionregistrationinformers.NewFilteredValidatingAdmissionPolicyInformer(kube, 0, cache.Indexers{}, byName)
+	bindings := admissionregistrationinformers.NewFilteredValidatingAdmissionPolicyBindingInformer(kube, 0, cache.Indexers{}, byName)
+	update := func(obj any) {
+		var policy *admissionregistrationv1.ValidatingAdmissionPolicy
+		var binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		if o, ok, _ := policies.GetStore().GetByKey(serving.PolicyName); ok {
+			policy, _ = o.(*admissionregistrationv1.ValidatingAdmissionPolicy)
+		}
+		if o, ok, _ := bindings.GetStore().GetByKey(serving.PolicyName); ok {
+			binding, _ = o.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
+		}
+		rv := ""
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if m, err := apimeta.Accessor(obj); err == nil {
+			rv = m.GetResourceVersion()
+		}
+		n.SetGuarded(serving.Guarded(policy, binding), rv)
+	}
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: update, UpdateFunc: func(_, obj any) { update(obj) }, DeleteFunc: update}
+	var synced []cache.InformerSynced
+	for _, i := range []cache.SharedIndexInformer{policies, bindings} {
+		r, err := i.AddEventHandler(handler)
+		if err != nil {
+			return nil, err
+		}
+		synced = append(synced, r.HasSynced)
+	}
+	for _, i := range []cache.SharedIndexInformer{policies, bindings} {
+		go i.RunWithContext(ctx)
+	}
+	return synced, nil
 }

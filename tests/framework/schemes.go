@@ -7,11 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	privclusterv1 "github.com/openshift/hypershift-capi-proxy/apis/private/core/v1beta2"
+	"github.com/openshift/hypershift-capi-proxy/install"
 )
 
 var (
@@ -56,4 +59,25 @@ func (e *Env) InstallPrivateCRDs(ctx context.Context) error {
 		return err
 	}
 	return e.InstallCRDs(ctx, c, files...)
+}
+
+// InstallServingPolicy creates the ValidatingAdmissionPolicy and binding that let only the migration's
+// identity write the namespaces' serving label (install.ServingPolicy with its default: system:masters,
+// the admin's group), as the install assets do. Users other than the admin (alice) cannot write it.
+func (e *Env) InstallServingPolicy(ctx context.Context) error {
+	kube, err := kubernetes.NewForConfig(e.DirectConfig(e.AdminToken))
+	if err != nil {
+		return err
+	}
+	policy, binding, err := install.ServingPolicy(install.ServingGuard{})
+	if err != nil {
+		return err
+	}
+	if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the serving policy: %w", err)
+	}
+	if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating the serving policy's binding: %w", err)
+	}
+	return nil
 }
