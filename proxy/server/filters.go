@@ -35,9 +35,15 @@ type exchange struct {
 	// yaml is set when kube-apiserver would answer the client in YAML (negotiate.AnswersYAML): the proxy
 	// asks for JSON and writes the translation in YAML.
 	yaml bool
+	// answer is the media type kube-apiserver would answer a discovery request in (negotiate.Answer):
+	// the proxy asks for JSON and writes the rewritten document in it (discovery.Encode).
+	answer string
 	// untranslatedRequest is set for a request of a built-in kind in a namespace served from the upstream
 	// groups: its query and body go to the backend as they are (cutover.go).
 	untranslatedRequest bool
+	// rulesReview is set for a SelfSubjectRulesReview: whether the namespace it reviews is served from the
+	// upstream groups (accessreview.go).
+	rulesReview *bool
 	// sent is the request body as the client sent it and as the proxy forwarded it, where it changed it
 	// (translateRequest).
 	sent *sentBody

@@ -32,8 +32,17 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		s.proxy.ServeHTTP(w, r)
 		return
 	}
+	if !req.IsResource && r.URL.Path == apiserverMetricsPath && r.Method == http.MethodGet {
+		s.serveAPIServerMetrics(w, r, ex)
+		return
+	}
 	if req.IsResource {
 		s.prepareResource(r, ex)
+	}
+	if req.Verb == "create" && body.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
+		if !s.prepareAccessReview(w, r, ex) {
+			return
+		}
 	}
 	if ex.untranslatedRequest {
 		// A namespace served from the upstream groups (cutover.go): its references to them stay so.
@@ -53,6 +62,14 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		}
 	}
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error { return s.translateResponse(ex, resp) })
+	if ex.rulesReview != nil {
+		ex.respond = s.recordFailure(ex, func(resp *http.Response) error {
+			if err := rulesReviewServed(resp, *ex.rulesReview); err != nil {
+				return err
+			}
+			return s.translateResponse(ex, resp)
+		})
+	}
 	if req.Watch {
 		s.serveWatch(w, r, ex)
 		return

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+)
+
+// prepareAccessReview decides how an access review (body.IsAccessReview) is sent: as the request it asks
+// about would be. Its namespace is in its body (body.ReviewNamespace): where that namespace is served
+// from the upstream groups (cutover.go), the review goes to the backend as it is, as the requests of the
+// namespace do (exchange.untranslatedRequest); elsewhere it is translated to the private groups as any
+// body. A SelfSubjectRulesReview's answer is first rid of the rules that reach nothing through the proxy
+// in that namespace (rulesReviewServed). A review of a namespace whose mode is not known yet (the
+// Namespaces' first list is not in) is answered 503 with Retry-After, as such requests are. It reports
+// false when it answered the request itself (an error).
+func (s *server) prepareAccessReview(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+	data, err := body.ReadRequest(r, s.maxBody)
+	if err != nil {
+		status.Write(w, err)
+		return false
+	}
+	body.SetRequest(r, r.Header.Get("Content-Type"), data)
+	upstream := false
+	if namespace := body.ReviewNamespace(r.Header.Get("Content-Type"), data); namespace != "" && s.namespaces != nil {
+		if !s.namespaces.Synced() {
+			s.notSynced(w)
+			return false
+		}
+		upstream = s.namespaces.current().mode(namespace).mode.Upstream()
+	}
+	ex.untranslatedRequest = ex.untranslatedRequest || upstream
+	if ex.req.Resource == "selfsubjectrulesreviews" {
+		ex.rulesReview = &upstream
+	}
+	return true
+}
+
+// rulesReviewServed applies body.RulesReviewServed to the backend's answer to a SelfSubjectRulesReview
+// (a 201 in JSON or protobuf; anything else, a Status, is left to the translation).
+func rulesReviewServed(resp *http.Response, upstream bool) error {
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	if err := gunzip(resp); err != nil {
+		return err
+	}
+	contentType := resp.Header.Get("Content-Type")
+	return replaceBody(resp, func(data []byte) ([]byte, error) { return body.RulesReviewServed(contentType, data, upstream) })
+}
