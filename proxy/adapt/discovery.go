@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
@@ -13,6 +14,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -23,10 +25,13 @@ import (
 //
 // The Adapter writes the final document, so it sends the ETag of an aggregated one and answers a
 // matching If-None-Match with 304 Not Modified, as kube-apiserver does (discovery.ETag); the proxy
-// behind it drops the backend's ETag, which is of the untranslated document.
+// behind it drops the backend's ETag, which is of the untranslated document. It reads the document in
+// JSON and writes it in the media type kube-apiserver would answer the client in (discovery.Encode).
 func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify.Request) {
+	answer := negotiate.Answer(r.Header.Values("Accept"), negotiate.Discovery)
 	out := r.Clone(r.Context())
 	out.Header.Del("If-None-Match")
+	negotiate.Narrow(out.Header, negotiate.Discovery) // JSON, which the Adapter reads; encoded last
 	rec, err := record(a.next, out)
 	if err != nil {
 		panic(http.ErrAbortHandler)
@@ -52,6 +57,13 @@ func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify
 				return
 			}
 		}
+		encoded, contentType, err := discovery.Encode(data, rec.header.Get("Content-Type"), answer)
+		if err != nil {
+			status.Write(w, apierrors.NewInternalError(err))
+			return
+		}
+		data = encoded
+		rec.header.Set("Content-Type", contentType)
 	}
 	writeBody(w, rec.header, code, data)
 }

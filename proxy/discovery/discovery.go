@@ -19,6 +19,7 @@
 package discovery
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -29,8 +30,11 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -287,4 +291,53 @@ func (rw *Rewriter) storageVersionHash(route *translate.Route, backend string) s
 func StorageVersionHash(group, version, kind string) string {
 	sum := sha256.Sum256([]byte(group + "/" + version + "/" + kind))
 	return base64.StdEncoding.EncodeToString(sum[:8])
+}
+
+// codecs encode the discovery documents: the legacy v1 ones (metav1's unversioned kinds) and
+// apidiscovery.k8s.io's, as kube-apiserver's discovery handlers register them.
+var codecs = func() serializer.CodecFactory {
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, legacy)
+	for _, add := range []func(*runtime.Scheme) error{apidiscoveryv2.AddToScheme, apidiscoveryv2beta1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err) // fixed, known types
+		}
+	}
+	return serializer.NewCodecFactory(s)
+}()
+
+// Encode returns a discovery document the proxy rewrote (JSON, Rewrite's output) in mediaType, the media
+// type kube-apiserver answers the client in (negotiate.Answer at negotiate.Discovery), as kube-apiserver
+// encodes it: JSON as it is, YAML as the YAML form of the JSON (its YAML serializer's), protobuf as the
+// Kubernetes protobuf envelope of the typed document. contentType is the Content-Type of the JSON answer; the one to
+// send is returned, the same media type parameters kept (an aggregated document's g, v and as). A
+// document of a kind the scheme does not know is an error.
+func Encode(data []byte, contentType, mediaType string) ([]byte, string, error) {
+	_, params, _ := strings.Cut(contentType, ";")
+	answerType := func(mediaType string) string {
+		if params == "" {
+			return mediaType
+		}
+		return mediaType + ";" + params
+	}
+	switch mediaType {
+	case runtime.ContentTypeYAML:
+		out, err := yaml.JSONToYAML(data)
+		if err != nil {
+			return nil, "", fmt.Errorf("encoding discovery document in YAML: %w", err)
+		}
+		return out, answerType(mediaType), nil
+	case runtime.ContentTypeProtobuf:
+		obj, _, err := codecs.UniversalDeserializer().Decode(data, nil, nil)
+		if err != nil {
+			return nil, "", fmt.Errorf("decoding discovery document: %w", err)
+		}
+		info, _ := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType)
+		var buf bytes.Buffer
+		if err := info.Serializer.Encode(obj, &buf); err != nil {
+			return nil, "", fmt.Errorf("encoding discovery document in protobuf: %w", err)
+		}
+		return buf.Bytes(), answerType(mediaType), nil
+	}
+	return data, contentType, nil
 }

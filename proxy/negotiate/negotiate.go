@@ -202,11 +202,21 @@ func refused(values []string, protobuf bool) string {
 // YAML (the range it picks is application/yaml): the proxy then asks for JSON (Accept) and writes the
 // translation as kube-apiserver writes YAML, the YAML form of its JSON (sigs.k8s.io/yaml.JSONToYAML).
 func AnswersYAML(values []string, e Endpoint) bool {
+	return Answer(values, e) == "application/yaml"
+}
+
+// Answer returns the media type kube-apiserver at endpoint e answers a request with these Accept values
+// in: application/json, application/yaml or application/vnd.kubernetes.protobuf (JSON for no Accept at
+// all, or for one it can serve no range of, which it refuses in JSON).
+func Answer(values []string, e Endpoint) string {
 	if len(values) == 0 {
-		return false
+		return runtime.ContentTypeJSON
 	}
 	options, ok := negotiation.NegotiateMediaTypeOptions(strings.Join(values, ","), serializers, restrictions(e))
-	return ok && options.Accepted.MediaType == "application/yaml"
+	if !ok {
+		return runtime.ContentTypeJSON
+	}
+	return options.Accepted.MediaType
 }
 
 // Narrow sets the Accept header to Accept of its values (see there), and leaves a header without Accept

@@ -150,8 +150,10 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 }
 
 // serveDiscovery serves /apis, /apis/<mapped group> and /apis/<mapped group>/<version>: the backend's
-// document of the private groups, rewritten (discoveryResponse).
+// document of the private groups, asked for in JSON, rewritten and written in the media type
+// kube-apiserver would answer the client in (discoveryResponse).
 func (s *server) serveDiscovery(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	ex.answer = negotiate.Answer(r.Header.Values("Accept"), negotiate.Discovery)
 	discovery.Request(r.Header)
 	ex.gzip = acceptsGzip(r.Header)
 	r.Header.Del("Accept-Encoding")

@@ -385,7 +385,17 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 	if resp.StatusCode >= http.StatusMultipleChoices {
 		return replaceBody(resp, s.bodies.Upstream)
 	}
-	return replaceBody(resp, s.discovery.Rewrite)
+	ex := exchangeFrom(resp.Request.Context())
+	contentType := resp.Header.Get("Content-Type")
+	return replaceBody(resp, func(data []byte) ([]byte, error) {
+		out, err := s.discovery.Rewrite(data)
+		if err != nil || ex.answer == "" {
+			return out, err
+		}
+		out, answerType, err := discovery.Encode(out, contentType, ex.answer)
+		resp.Header.Set("Content-Type", answerType)
+		return out, err
+	})
 }
 
 // proxyError answers a request the proxy could not complete: the Status a response translation failed

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -619,16 +620,28 @@ func TestDiscovery(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Type") != v2Type {
+	// Asked in protobuf first: answered in protobuf, as kube-apiserver answers, from the JSON the proxy asks for.
+	if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
 		t.Errorf("ETag %q, Content-Type %q", resp.Header.Get("ETag"), resp.Header.Get("Content-Type"))
 	}
 	got := b.last(t)
 	if got.Header.Get("If-None-Match") != "" || got.Header.Get("Accept") != v2Type+",application/json" {
 		t.Errorf("backend got If-None-Match %q, Accept %q", got.Header.Get("If-None-Match"), got.Header.Get("Accept"))
 	}
-	var list apidiscoveryv2.APIGroupDiscoveryList
-	if err := json.Unmarshal(data, &list); err != nil {
+	discoveryScheme := runtime.NewScheme()
+	if err := apidiscoveryv2.AddToScheme(discoveryScheme); err != nil {
 		t.Fatal(err)
+	}
+	obj, _, err := serializer.NewCodecFactory(discoveryScheme).UniversalDeserializer().Decode(data, nil, nil)
+	if err != nil {
+		t.Fatalf("decoding the protobuf answer: %v", err)
+	}
+	list := *obj.(*apidiscoveryv2.APIGroupDiscoveryList)
+	// In JSON alone: JSON.
+	if resp, jsonData := do(t, "GET", p.URL+"/apis", "", http.Header{"Accept": {v2Type}}); resp.Header.Get("Content-Type") != v2Type {
+		t.Errorf("JSON asked for: Content-Type %q %s", resp.Header.Get("Content-Type"), jsonData)
+	} else if err := json.Unmarshal(jsonData, &apidiscoveryv2.APIGroupDiscoveryList{}); err != nil {
+		t.Errorf("JSON asked for: %v", err)
 	}
 	if len(list.Items) != 1 || list.Items[0].Name != "cluster.x-k8s.io" || list.Items[0].Versions[0].Resources[0].Resource != "machines" ||
 		!reflect.DeepEqual(list.Items[0].Versions[0].Resources[0].ShortNames, []string{"ma"}) {
