@@ -327,8 +327,14 @@ func FromContext(ctx context.Context) (Request, bool) {
 type contextKey struct{}
 
 // uncleanIntoMappedGroup reports whether p has "." or ".." segments or doubled slashes and, cleaned
-// (path.Clean), addresses a mapped upstream group (/apis/<group>[/...]), and which.
+// (path.Clean), addresses a mapped upstream group (/apis/<group>[/...]), and which. Slashes at the end
+// do not count: kube-apiserver's RequestInfoFactory trims them before it splits the path, and the
+// handler serves such a path as the one without them (".../machines/m1//" is m1), as the proxy's
+// classification, which uses the same parser, then does.
 func uncleanIntoMappedGroup(p string) (string, bool) {
+	if trimmed := strings.TrimRight(p, "/"); trimmed != "" {
+		p = trimmed
+	}
 	if !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
 		return "", false // the common case, without allocating
 	}
