@@ -34,8 +34,9 @@ const (
 	// group and bodies are translated.
 	Mapped
 	// Unrouted is a request of a mapped upstream group that no route serves (an unknown resource or
-	// version, or a version upstream does not serve), and any request whose path has "." or ".." segments
-	// or doubled slashes and would address a mapped upstream group once cleaned. Forwarding it unchanged
+	// version, or a version upstream does not serve), and any request whose path has "." or ".." segments,
+	// or doubled slashes before its group, and would address a mapped upstream group once cleaned
+	// (uncleanIntoMappedGroup). Forwarding it unchanged
 	// would reach the backend's own copy of the upstream group, which the proxy's clients must never see:
 	// where its path names the group plainly, BackendPath is the same path in the private group, where
 	// nothing serves it either, so that the backend answers its own 404 (or 403); otherwise the proxy
@@ -326,22 +327,26 @@ func FromContext(ctx context.Context) (Request, bool) {
 
 type contextKey struct{}
 
-// uncleanIntoMappedGroup reports whether p has "." or ".." segments or doubled slashes and, cleaned
-// (path.Clean), addresses a mapped upstream group (/apis/<group>[/...]), and which. Slashes at the end
-// do not count: kube-apiserver's RequestInfoFactory trims them before it splits the path, and the
-// handler serves such a path as the one without them (".../machines/m1//" is m1), as the proxy's
-// classification, which uses the same parser, then does.
+// uncleanIntoMappedGroup reports whether p has "." or ".." segments or doubled slashes where they could
+// make another parser or a cleaning router read another group than the proxy's classification reads,
+// and, cleaned (path.Clean), addresses a mapped upstream group (/apis/<group>[/...]), and which.
+// Doubled slashes after a group segment do not count ("/apis/<group>/v1beta2/machines/m1//status",
+// ".../m1//"): kube-apiserver's RequestInfoFactory, which the classification uses too, splits the path
+// as it is, and no cleaning of empty segments can move the group segment, in the client's path or in the
+// private group's path the proxy sends; "." and ".." segments can, anywhere.
 func uncleanIntoMappedGroup(p string) (string, bool) {
-	if trimmed := strings.TrimRight(p, "/"); trimmed != "" {
-		p = trimmed
-	}
 	if !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
 		return "", false // the common case, without allocating
 	}
-	unclean := strings.Contains(p, "//")
-	for _, s := range strings.Split(p, "/") {
-		unclean = unclean || s == "." || s == ".."
+	segments := strings.Split(p, "/")
+	dots := false
+	for _, s := range segments {
+		dots = dots || s == "." || s == ".."
 	}
+	if !dots && len(segments) > 2 && segments[0] == "" && segments[1] == "apis" && segments[2] != "" {
+		return "", false
+	}
+	unclean := dots || strings.Contains(p, "//")
 	if !unclean {
 		return "", false
 	}

@@ -51,6 +51,10 @@ func (s *server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// gzipHandlerMinSize is NYTimes/gziphandler's DefaultMinSize, below which the gzip handler kube-openapi
+// serves v2 through leaves an answer uncompressed.
+const gzipHandlerMinSize = 1400
+
 // openAPINotFound answers an OpenAPI v3 path of a group version that is not served as kube-apiserver does:
 // 404 with an empty body.
 func openAPINotFound(w http.ResponseWriter) {
@@ -105,6 +109,11 @@ func (s *server) openAPIDocument(w http.ResponseWriter, r *http.Request, backend
 	}
 	hash := s.openapi.Hash(doc.BackendETag)
 	h := w.Header()
+	if !v3 {
+		// kube-apiserver serves v2 through a gzip handler (kube-openapi's handler, NYTimes/gziphandler),
+		// which names Accept-Encoding first on every answer.
+		h.Add("Vary", "Accept-Encoding")
+	}
 	h.Set("Content-Type", contentType)
 	h.Set("ETag", strconv.Quote(hash))
 	h.Add("Vary", "Accept")
@@ -120,14 +129,14 @@ func (s *server) openAPIDocument(w http.ResponseWriter, r *http.Request, backend
 			h.Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
 		}
 	}
-	if acceptsGzip(r.Header) && len(out) > gzipThreshold {
+	// v3 documents go uncompressed, as kube-apiserver's handler3 writes them; v2 as gziphandler does.
+	if !v3 && acceptsGzip(r.Header) && len(out) >= gzipHandlerMinSize {
 		raw := out
 		if out, err = doc.Derived("gzip "+contentType, func() ([]byte, error) { return gzipBytes(raw) }); err != nil {
 			status.Write(w, apierrors.NewInternalError(err))
 			return
 		}
 		h.Set("Content-Encoding", "gzip")
-		h.Add("Vary", "Accept-Encoding")
 	}
 	http.ServeContent(w, r, "", doc.LastModified, bytes.NewReader(out))
 }
@@ -148,11 +157,23 @@ func (s *server) openAPIIndex(w http.ResponseWriter, r *http.Request) {
 		status.Write(w, apierrors.NewInternalError(fmt.Errorf("translating the backend's OpenAPI v3 index: %w", err)))
 		return
 	}
+	// The index is kube-aggregator's (its OpenAPI v3 aggregator writes it without a Content-Type, which
+	// net/http sniffs, and without an ETag): its headers are the backend's, and an ETag only where the
+	// backend sent one, of the translation.
 	h := w.Header()
-	h.Set("Content-Type", openapi.JSON)
+	for _, k := range []string{"Content-Type", "Cache-Control", "Last-Modified", "Expires", "Vary", "X-Content-Type-Options"} {
+		if v := resp.Header.Values(k); v != nil {
+			h[k] = v
+		}
+	}
+	if resp.Header.Get("ETag") == "" {
+		h.Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(out)
+		return
+	}
 	h.Set("ETag", strconv.Quote(fmt.Sprintf("%X", sha512.Sum512(out))))
-	h.Set("Cache-Control", "no-cache, private")
-	http.ServeContent(w, r, "", time.Now(), bytes.NewReader(out))
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(out))
 }
 
 // openAPIContentType negotiates the answer's media type from an Accept header as kube-apiserver does:

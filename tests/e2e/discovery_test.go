@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
@@ -162,14 +164,46 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 			}
 		}
 
-		// Discovery negotiates as the apiserver does, too.
-		for _, accept := range []string{"text/plain", protobuf + ";" + table, protobuf} {
-			resp, data := p.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2", "", "Accept: "+accept)
-			want, _ := d.do(t, http.MethodGet, "/apis/cluster.hypershift.openshift.io/v1beta2", "", "Accept: "+accept)
-			if resp.StatusCode != want.StatusCode || resp.StatusCode == http.StatusOK && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-				t.Errorf("discovery with Accept %q: %d %s, the apiserver's %d", accept, resp.StatusCode, resp.Header.Get("Content-Type"), want.StatusCode)
+		// Discovery negotiates as the apiserver does, too, and answers in the media type it answers in,
+		// protobuf and YAML alone included; the document is the JSON one, encoded so.
+		jsonDoc := func(t *testing.T, c *rawClient, path string) string {
+			t.Helper()
+			return string(c.mustDo(t, http.StatusOK, http.MethodGet, path, ""))
+		}
+		for _, tc := range []struct{ proxied, direct, extra string }{
+			{"/apis/cluster.x-k8s.io/v1beta2", "/apis/cluster.hypershift.openshift.io/v1beta2", ""},
+			{"/apis/cluster.x-k8s.io", "/apis/cluster.hypershift.openshift.io", ""},
+			{"/apis", "/apis", ""},
+			{"/apis", "/apis", ";g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+		} {
+			for _, accept := range []string{"text/plain", protobuf + ";" + table, protobuf + tc.extra, "application/yaml" + tc.extra, "application/json" + tc.extra} {
+				resp, data := p.do(t, http.MethodGet, tc.proxied, "", "Accept: "+accept)
+				want, _ := d.do(t, http.MethodGet, tc.direct, "", "Accept: "+accept)
+				if resp.StatusCode != want.StatusCode || resp.Header.Get("Content-Type") != want.Header.Get("Content-Type") {
+					t.Errorf("discovery of %s with Accept %q: %d %s, the apiserver's %d %s", tc.proxied, accept, resp.StatusCode,
+						resp.Header.Get("Content-Type"), want.StatusCode, want.Header.Get("Content-Type"))
+					continue
+				}
+				if resp.StatusCode != http.StatusOK || tc.extra != "" || tc.proxied == "/apis" {
+					continue // the aggregated and /apis documents are compared elsewhere
+				}
+				var asJSON []byte
+				switch mediaType, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); mediaType {
+				case "application/yaml":
+					asJSON, _ = yaml.YAMLToJSON(data)
+				case protobuf:
+					obj, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+					if err != nil {
+						t.Fatalf("%s in protobuf: %v", tc.proxied, err)
+					}
+					asJSON, _ = json.Marshal(obj)
+				default:
+					asJSON = data
+				}
+				if got, want := normalJSON(t, asJSON), normalJSON(t, []byte(jsonDoc(t, p, tc.proxied))); got != want {
+					t.Errorf("discovery of %s in %s:\n%s\nin JSON:\n%s", tc.proxied, accept, got, want)
+				}
 			}
-			_ = data
 		}
 	})
 
@@ -324,4 +358,18 @@ func mustJSON(t *testing.T, data []byte, into any) {
 	if err := json.Unmarshal(data, into); err != nil {
 		t.Fatalf("decoding %.300s: %v", data, err)
 	}
+}
+
+// normalJSON is a JSON object decoded and encoded again, without its kind and apiVersion (which a
+// decoded protobuf document does not hold), so that two encodings of one document compare equal.
+func normalJSON(t *testing.T, data []byte) string {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v: %.200s", err, data)
+	}
+	delete(v, "kind")
+	delete(v, "apiVersion")
+	out, _ := json.Marshal(v)
+	return string(out)
 }
