@@ -62,7 +62,9 @@ func TestAnswersAsTheAPIServer(t *testing.T) {
 		const name = "parity-trailing-slashes"
 		body := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","metadata":{"name":"` + name + `"},"spec":{"paused":false}}`
 		p.mustDo(t, http.StatusCreated, http.MethodPost, "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters", body, "Content-Type: application/json")
-		t.Cleanup(func() { p.do(t, http.MethodDelete, "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/"+name, "") })
+		t.Cleanup(func() {
+			p.do(t, http.MethodDelete, "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/"+name, "")
+		})
 		for _, tail := range []string{"/", "//", "///", "//status", "/status//"} {
 			resp, data := p.do(t, http.MethodGet, "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/"+name+tail, "")
 			want, _ := d.do(t, http.MethodGet, "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/default/clusters/"+name+tail, "")
