@@ -64,6 +64,12 @@ func Alerts() []Alert {
 			"CAPI API requests are slow: the 99th percentile through the proxy is above 1 second.",
 			"The 99th percentile of the requests (not watches) through the CAPI proxy in {{ $labels.namespace }} "+
 				"took more than 1 second for 15 minutes: CAPI controllers reconcile slowly."),
+		alert("CAPINamespaceServingUnguarded", "warning", "10m",
+			`min by (namespace, pod) (capi_proxy_serving_label_guarded) == 0`,
+			"Hosted clusters in migration are held: the namespaces' serve-from label is not guarded.",
+			"The CAPI proxy {{ $labels.namespace }}/{{ $labels.pod }} does not see the ValidatingAdmissionPolicy and binding "+
+				"capi-proxy-serve-from for 10 minutes: it holds the writes of every namespace labelled serve-from and serves "+
+				"them from the private groups, and migrations refuse to run."),
 		alert("CAPIConversionWebhookSlow", "warning", "15m",
 			`histogram_quantile(0.99, sum by (namespace, le) (rate(capi_proxy_conversion_webhook_duration_seconds_bucket[5m]))) > 2`,
 			"CAPI version conversions are slow: the 99th percentile is above 2 seconds.",

@@ -68,6 +68,8 @@ type Namespaces struct {
 	byMode *prometheus.GaugeVec
 	// held counts the writes answered with 429 because their namespace's writes are held.
 	held *prometheus.CounterVec
+	// guardedGauge is 1 while the label is guarded, 0 otherwise; nil without metrics.
+	guardedGauge prometheus.Gauge
 }
 
 // modes is one immutable view of the namespaces' modes.
@@ -132,8 +134,9 @@ func (m nsMode) metricLabel() string {
 // NewNamespaces returns Namespaces that serve every namespace from the private groups until Set says
 // otherwise. With a registry, it registers capi_proxy_namespaces{mode} (namespaces by serving mode,
 // "unknown" for a label value that is not a mode; unlabelled namespaces and those labelled private are not
-// counted) and
-// capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held).
+// counted),
+// capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held)
+// and capi_proxy_serving_label_guarded (1 while the label is guarded, see SetGuarded).
 func NewNamespaces(reg prometheus.Registerer) *Namespaces {
 	n := &Namespaces{labels: map[string]labelled{}}
 	first := &modes{byName: map[string]nsMode{}}
@@ -152,7 +155,12 @@ func NewNamespaces(reg prometheus.Registerer) *Namespaces {
 			n.byMode.WithLabelValues(string(m))
 		}
 		n.byMode.WithLabelValues(unknownMode)
-		reg.MustRegister(n.byMode, n.held)
+		n.guardedGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "capi_proxy", Name: "serving_label_guarded",
+			Help: "1 while the ValidatingAdmissionPolicy and binding " + serving.PolicyName + " guard the namespaces' " + serving.Label +
+				" label, 0 otherwise: then every labelled namespace's writes are held and its reads served from the private groups.",
+		})
+		reg.MustRegister(n.byMode, n.held, n.guardedGauge)
 	}
 	return n
 }
@@ -215,6 +223,9 @@ func (n *Namespaces) SetGuarded(guarded bool, resourceVersion string) {
 		return
 	}
 	n.guarded = guarded
+	if n.guardedGauge != nil {
+		n.guardedGauge.Set(map[bool]float64{false: 0, true: 1}[guarded])
+	}
 	if guarded {
 		klog.InfoS("The namespaces' serving label is guarded: following it", "label", serving.Label, "policy", serving.PolicyName)
 	} else {
