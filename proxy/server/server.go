@@ -14,8 +14,9 @@
 //     lists and watches merged while namespaces are mixed (cutover.go, namespaces.go, merge.go);
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
-//     discovery, CRDs (crd.go, package crd) and resources; the admission webhooks (Options.Admission) are
-//     served ahead of the whole chain, at their own paths;
+//     discovery, CRDs, whose objects are named after the groups they register (groupnamed.go, crd.go;
+//     packages groupnamed, crd), and resources; the admission webhooks (Options.Admission) are served
+//     ahead of the whole chain, at their own paths;
 //  4. the request stage (request.go): the path to the private group, the query's selectors and the body
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
@@ -193,6 +194,8 @@ type server struct {
 	sharedWatch *stream.Shared
 	// watchMemory returns memory to the OS after a burst of watches (memory.go).
 	watchMemory *watchMemory
+	// crdNamed serves the CustomResourceDefinitions (groupnamed.go).
+	crdNamed *groupNamed
 }
 
 // copyBuffers is a httputil.BufferPool of buffers of one size: ReverseProxy copies every response
@@ -262,6 +265,7 @@ func New(o Options) (http.Handler, error) {
 		retryAfter:  retryAfterSeconds(o.HoldRetryAfter),
 		sharedWatch: stream.NewShared(sharedWatchBytes),
 	}
+	s.crdNamed = &groupNamed{names: s.crds.Names, mapped: s.crdRequest}
 	s.watchMemory = newWatchMemory(func() {
 		s.sharedWatch.Reset()
 		releaseMemory()
@@ -340,7 +344,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveDiscovery(w, r, ex)
 	case classify.CRD:
 		s.prepareResource(r, ex)
-		s.serveCRD(w, r, ex)
+		s.serveGroupNamed(w, r, ex, s.crdNamed)
 	case classify.Unrouted:
 		s.serveUnrouted(w, r, ex)
 	default: // Mapped and Other; Private and Upgrade were answered by the filters.
