@@ -20,7 +20,7 @@ import (
 )
 
 // groupNamed is a resource whose objects are named after an API group, <x>.<group> (package groupnamed):
-// CustomResourceDefinitions.
+// CustomResourceDefinitions and APIServices.
 type groupNamed struct {
 	names *groupnamed.Names
 	// mapped checks and translates a request naming the upstream name of a private object (privateName),

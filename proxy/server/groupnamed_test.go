@@ -161,3 +161,77 @@ func TestCRDPrivateNames(t *testing.T) {
 		t.Errorf("list by a private name: %d %s, sent ?%s", resp.StatusCode, data, b.last(t).RawQuery)
 	}
 }
+
+const apiServices = "/apis/apiregistration.k8s.io/v1/apiservices"
+
+// TestAPIServices follows requests of APIServices to the backend: the upstream name of a served group
+// version reads the private APIService, renamed; no write of it reaches the backend; a private or a hidden
+// name is probed (authorization) and answered 404; creates in a mapped group are refused before the
+// backend sees them; lists are filtered and renamed, their fieldSelector translated.
+func TestAPIServices(t *testing.T) {
+	const privateName = "v1beta2.cluster.hypershift.openshift.io"
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/apiservices"):
+			_, _ = w.Write([]byte(`{"kind":"APIServiceList","apiVersion":"apiregistration.k8s.io/v1","metadata":{},"items":[` +
+				`{"metadata":{"name":"v1.apps"},"spec":{"group":"apps","version":"v1"}},` +
+				`{"metadata":{"name":"v1beta1.infrastructure.cluster.x-k8s.io"},"spec":{"group":"infrastructure.cluster.x-k8s.io","version":"v1beta1"}},` +
+				`{"metadata":{"name":"` + privateName + `"},"spec":{"group":"cluster.hypershift.openshift.io","version":"v1beta2"}}]}`))
+		case r.Method == http.MethodGet:
+			_, _ = w.Write([]byte(`{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"` + privateName + `"},` +
+				`"spec":{"group":"cluster.hypershift.openshift.io","version":"v1beta2"}}`))
+		default:
+			w.WriteHeader(http.StatusUnsupportedMediaType)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"UnsupportedMediaType","code":415}`))
+		}
+	})
+	p := newProxy(t, b.URL)
+
+	resp, data := do(t, http.MethodGet, p.URL+apiServices+"/v1beta2.cluster.x-k8s.io", "", nil)
+	if resp.StatusCode != http.StatusOK || b.last(t).Path != apiServices+"/"+privateName {
+		t.Errorf("GET by the upstream name: %d %s, sent %s", resp.StatusCode, data, b.last(t).Path)
+	}
+	equalJSON(t, data, `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1beta2.cluster.x-k8s.io"},`+
+		`"spec":{"group":"cluster.x-k8s.io","version":"v1beta2"}}`)
+
+	before := b.count()
+	for _, tc := range []struct{ method, path, contentType, body string }{
+		{http.MethodPut, "/v1beta2.cluster.x-k8s.io", "application/json", `{"metadata":{"name":"v1beta2.cluster.x-k8s.io"}}`},
+		{http.MethodPut, "/v1beta2.cluster.x-k8s.io/status", "application/json", `{"metadata":{"name":"v1beta2.cluster.x-k8s.io"}}`},
+		{http.MethodPatch, "/v1beta2.cluster.x-k8s.io", "application/merge-patch+json", `{"metadata":{"labels":{"a":"b"}}}`},
+		{http.MethodPatch, "/v1beta2.cluster.x-k8s.io?fieldManager=x", "application/apply-patch+yaml", `{"metadata":{"labels":{"a":"b"}}}`},
+		{http.MethodDelete, "/v1beta2.cluster.x-k8s.io", "", ""},
+		{http.MethodPost, "", "application/json", `{"metadata":{"name":"v1alpha9.cluster.x-k8s.io"},"spec":{"group":"cluster.x-k8s.io","version":"v1alpha9"}}`},
+		{http.MethodPost, "", "application/json", `{"metadata":{"name":"v1alpha9.example.com"},"spec":{"group":"cluster.hypershift.openshift.io","version":"v1alpha9"}}`},
+	} {
+		resp, data := do(t, tc.method, p.URL+apiServices+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}})
+		if s := status(t, data); resp.StatusCode != http.StatusForbidden || s.Details == nil || s.Details.Kind != "apiservices" {
+			t.Errorf("%s %s: %d %s, want 403", tc.method, tc.path, resp.StatusCode, data)
+		}
+	}
+	if b.count() != before {
+		t.Errorf("refused writes reached the backend: %d requests", b.count()-before)
+	}
+
+	for _, name := range []string{privateName, "v1beta1.infrastructure.cluster.x-k8s.io", "v1alpha9.cluster.x-k8s.io"} {
+		for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			resp, data := do(t, method, p.URL+apiServices+"/"+name, `{}`, http.Header{"Content-Type": {"application/merge-patch+json"}})
+			if s := status(t, data); resp.StatusCode != http.StatusNotFound || s.Details == nil || s.Details.Name != name || s.Details.Kind != "apiservices" {
+				t.Errorf("%s %s: %d %s, want 404", method, name, resp.StatusCode, data)
+			}
+			if sent := b.last(t); sent.Method != method || sent.Path != apiServices+"/"+name ||
+				method != http.MethodGet && sent.Header.Get("Content-Type") != "application/x-hypershift-capi-proxy-probe" {
+				t.Errorf("%s %s sent %s %s %s", method, name, sent.Method, sent.Path, sent.Header.Get("Content-Type"))
+			}
+		}
+	}
+
+	resp, data = do(t, http.MethodGet, p.URL+apiServices+"?fieldSelector=metadata.name%21%3Dv1beta2.cluster.x-k8s.io", "", nil)
+	if resp.StatusCode != http.StatusOK || b.last(t).RawQuery != "fieldSelector=metadata.name%21%3D"+privateName {
+		t.Errorf("list: %d %s, sent ?%s", resp.StatusCode, data, b.last(t).RawQuery)
+	}
+	equalJSON(t, data, `{"kind":"APIServiceList","apiVersion":"apiregistration.k8s.io/v1","metadata":{},"items":[`+
+		`{"metadata":{"name":"v1.apps"},"spec":{"group":"apps","version":"v1"}},`+
+		`{"metadata":{"name":"v1beta2.cluster.x-k8s.io"},"spec":{"group":"cluster.x-k8s.io","version":"v1beta2"}}]}`)
+}
