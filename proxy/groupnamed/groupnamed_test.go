@@ -98,6 +98,13 @@ func TestUpstream(t *testing.T) {
 		{"a Status",
 			`{"kind":"Status","apiVersion":"v1","message":"customresourcedefinitions.apiextensions.k8s.io \"machines.cluster.hypershift.openshift.io\" not found","code":404}`,
 			`{"kind":"Status","apiVersion":"v1","message":"customresourcedefinitions.apiextensions.k8s.io \"machines.cluster.x-k8s.io\" not found","code":404}`},
+		{"a Status naming a private object by its name",
+			`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"customresourcedefinitions.apiextensions.k8s.io \"machines.cluster.hypershift.openshift.io\" is forbidden: User \"alice\" cannot get",` +
+				`"reason":"Forbidden","details":{"name":"machines.cluster.hypershift.openshift.io","group":"apiextensions.k8s.io","kind":"customresourcedefinitions"},"code":403}`,
+			`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"customresourcedefinitions.apiextensions.k8s.io \"machines.cluster.x-k8s.io\" is forbidden: User \"alice\" cannot get",` +
+				`"reason":"Forbidden","details":{"name":"machines.cluster.x-k8s.io","group":"apiextensions.k8s.io","kind":"customresourcedefinitions"},"code":403}`},
+		{"a Status naming another object is kept as it is, spacing too",
+			"{\"kind\":\"Status\", \"details\": {\"name\":\"widgets.cluster.hypershift.openshift.io\"}}", "{\"kind\":\"Status\", \"details\": {\"name\":\"widgets.cluster.hypershift.openshift.io\"}}"},
 		{"a Table",
 			`{"kind":"Table","apiVersion":"meta.k8s.io/v1","columnDefinitions":[{"name":"Name","format":"name"},{"name":"Created At","format":"date"}],"rows":[` +
 				`{"cells":["machines.cluster.hypershift.openshift.io","2026"],"object":{"kind":"PartialObjectMetadata","metadata":{"name":"machines.cluster.hypershift.openshift.io"},"renamed":false}},` +

@@ -62,7 +62,8 @@ func decodeStrict(data []byte, v any) error {
 // one, a list item without a kind, a Table of them, or a Status) to the view of the proxy's clients: a
 // private object with a route is renamed (Rename), an object of a mapped group that is not one is dropped
 // (nil without an error, as discovery drops what it registers), any other object is passed on as it is. A
-// Status is translated as every Status is (status.Translate). It fails on malformed JSON.
+// Status is translated as every Status is (status.Translate), and its details.name of a private object
+// with a route renamed. It fails on malformed JSON.
 func (n *Names) Upstream(obj []byte) ([]byte, error) {
 	var id identity
 	if err := decodeStrict(obj, &id); err != nil {
@@ -70,7 +71,7 @@ func (n *Names) Upstream(obj []byte) ([]byte, error) {
 	}
 	switch id.Kind {
 	case "Status":
-		return status.Translate(translate.ToUpstream, obj)
+		return n.status(obj)
 	case "Table":
 		return n.table(obj)
 	}
@@ -82,6 +83,29 @@ func (n *Names) Upstream(obj []byte) ([]byte, error) {
 		return obj, nil
 	}
 	return n.rename(obj, id.Metadata.Name, upstream)
+}
+
+// status translates a Status as every Status is (status.Translate: details.group, and group names in
+// messages), and its details.name where it is the private name of an object with a route (a 404 or 403 of
+// a request the proxy sent by the private name): the upstream name, as the client named it.
+func (n *Names) status(obj []byte) ([]byte, error) {
+	out, err := status.Translate(translate.ToUpstream, obj)
+	if err != nil {
+		return nil, err
+	}
+	var st struct {
+		Details struct {
+			Name string `json:"name"`
+		} `json:"details"`
+	}
+	if decodeStrict(out, &st) != nil {
+		return out, nil
+	}
+	upstream, ok := n.byPrivate[st.Details.Name]
+	if !ok {
+		return out, nil
+	}
+	return Apply(out, Edits{"details": Edits{"name": SetString(st.Details.Name, upstream)}})
 }
 
 // table translates a meta.k8s.io Table of the resource (kubectl get crd, kubectl get apiservices): rows

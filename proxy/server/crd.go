@@ -38,7 +38,7 @@ func (s *server) crdRequest(r *http.Request, ex *exchange, privateName string) e
 		if data, err = s.crds.BodyJSON(r.Header.Get("Content-Type"), data); err != nil {
 			return err
 		}
-		current, err := s.getPrivateCRD(r, privateName)
+		current, err := s.getPrivateCRD(r, req.Name, privateName)
 		if err != nil {
 			return err
 		}
@@ -51,15 +51,15 @@ func (s *server) crdRequest(r *http.Request, ex *exchange, privateName string) e
 	return nil
 }
 
-// getPrivateCRD reads a private CRD from the backend with the client's own credentials, as the check of
-// an update needs it.
-func (s *server) getPrivateCRD(r *http.Request, privateName string) ([]byte, error) {
+// getPrivateCRD reads the private CRD privateName, whose upstream name is upstreamName, from the backend
+// with the client's own credentials, as the check of an update needs it.
+func (s *server) getPrivateCRD(r *http.Request, upstreamName, privateName string) ([]byte, error) {
 	resp, data, err := s.backendGet(r, "/apis/"+crd.Resource.Group+"/v1/"+crd.Resource.Resource+"/"+privateName, body.JSON, "")
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, backendError(resp, data, crd.Resource, http.MethodGet, privateName)
+		return nil, backendError(resp, data, s.crds.Names, http.MethodGet, upstreamName)
 	}
 	return data, nil
 }

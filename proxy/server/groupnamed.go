@@ -11,12 +11,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnamed"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
-	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // groupNamed is a resource whose objects are named after an API group, <x>.<group> (package groupnamed):
@@ -38,6 +36,8 @@ func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exc
 	req := ex.req
 	names := g.names
 	resource := names.GroupResource().Resource
+	// A Status naming the private object a request by its upstream name reached names it as the client did.
+	ex.statusUpstream = names.Upstream
 	// Answers are translated in JSON only (ServeHTTP narrowed Accept, negotiate.Narrow): a YAML answer
 	// would show the backend's objects as they are.
 	target, privateName := groupnamed.Unmapped, ""
@@ -219,7 +219,7 @@ func (s *server) deleteCollection(w http.ResponseWriter, r *http.Request, ex *ex
 			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return backendError(resp, data, names.GroupResource(), http.MethodDelete, name)
+			return backendError(resp, data, names, http.MethodDelete, name)
 		}
 		return nil
 	}
@@ -238,7 +238,7 @@ func (s *server) deleteCollection(w http.ResponseWriter, r *http.Request, ex *ex
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return backendError(resp, list, names.GroupResource(), http.MethodGet, "")
+		return backendError(resp, list, names, http.MethodGet, "")
 	}
 	deleted, err := names.DeleteCollection(list)
 	if err != nil {
@@ -287,12 +287,12 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-// backendError is the error of a backend's answer to a request of resource that failed: its Status in
-// upstream terms, or a generic one of its code.
-func backendError(resp *http.Response, data []byte, resource schema.GroupResource, method, name string) error {
+// backendError is the error of a backend's answer to a request of the resource of names that failed: its
+// Status in upstream terms (names.Upstream), or a generic one of its code.
+func backendError(resp *http.Response, data []byte, names *groupnamed.Names, method, name string) error {
 	var st metav1.Status
-	if translated, err := status.Translate(translate.ToUpstream, data); err == nil && json.Unmarshal(translated, &st) == nil && st.Code != 0 {
+	if translated, err := names.Upstream(data); err == nil && json.Unmarshal(translated, &st) == nil && st.Code != 0 {
 		return &apierrors.StatusError{ErrStatus: st}
 	}
-	return apierrors.NewGenericServerResponse(resp.StatusCode, method, resource, name, string(data), 0, false)
+	return apierrors.NewGenericServerResponse(resp.StatusCode, method, names.GroupResource(), name, string(data), 0, false)
 }

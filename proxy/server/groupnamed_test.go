@@ -178,6 +178,10 @@ func TestAPIServices(t *testing.T) {
 				`{"metadata":{"name":"v1.apps"},"spec":{"group":"apps","version":"v1"}},` +
 				`{"metadata":{"name":"v1beta1.infrastructure.cluster.x-k8s.io"},"spec":{"group":"infrastructure.cluster.x-k8s.io","version":"v1beta1"}},` +
 				`{"metadata":{"name":"` + privateName + `"},"spec":{"group":"cluster.hypershift.openshift.io","version":"v1beta2"}}]}`))
+		case strings.HasSuffix(r.URL.Path, "/v1beta1.cluster.hypershift.openshift.io"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiservices.apiregistration.k8s.io \"v1beta1.cluster.hypershift.openshift.io\" not found",` +
+				`"reason":"NotFound","details":{"name":"v1beta1.cluster.hypershift.openshift.io","group":"apiregistration.k8s.io","kind":"apiservices"},"code":404}`))
 		case r.Method == http.MethodGet:
 			_, _ = w.Write([]byte(`{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"` + privateName + `"},` +
 				`"spec":{"group":"cluster.hypershift.openshift.io","version":"v1beta2"}}`))
@@ -194,6 +198,14 @@ func TestAPIServices(t *testing.T) {
 	}
 	equalJSON(t, data, `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1beta2.cluster.x-k8s.io"},`+
 		`"spec":{"group":"cluster.x-k8s.io","version":"v1beta2"}}`)
+
+	// The backend's Status for the private name names it as the client did.
+	resp, data = do(t, http.MethodGet, p.URL+apiServices+"/v1beta1.cluster.x-k8s.io", "", nil)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET of a missing private APIService: %d %s", resp.StatusCode, data)
+	}
+	equalJSON(t, data, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiservices.apiregistration.k8s.io \"v1beta1.cluster.x-k8s.io\" not found",`+
+		`"reason":"NotFound","details":{"name":"v1beta1.cluster.x-k8s.io","group":"apiregistration.k8s.io","kind":"apiservices"},"code":404}`)
 
 	before := b.count()
 	for _, tc := range []struct{ method, path, contentType, body string }{
