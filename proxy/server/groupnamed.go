@@ -31,7 +31,8 @@ type groupNamed struct {
 // groupnamed): by the upstream name of a private object it reaches the private object (g.mapped checks
 // writes; creates and deletes are refused); a hidden name and a private name address nothing (absent); the
 // collection is filtered and renamed object by object, its fieldSelector translated, creates checked, and
-// a deletecollection deletes only what the client sees (deleteCollection).
+// a deletecollection deletes only what the client sees (deleteCollection). What the proxy refuses itself
+// is refused after the backend authorized the client (authorize), as kube-apiserver authorizes first.
 func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exchange, g *groupNamed) {
 	req := ex.req
 	names := g.names
@@ -71,6 +72,13 @@ func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exc
 		err = s.collectionRequest(r, ex, names)
 	}
 	if err != nil {
+		if target == groupnamed.Mapped || target == groupnamed.Unmapped && req.Verb != "deletecollection" {
+			// The proxy refuses the request (or could not read the private object it checks it against):
+			// kube-apiserver would have authorized the client first. absent and deleteCollection did.
+			if denied := s.authorize(r, ex, names); denied != nil {
+				err = denied
+			}
+		}
 		status.Write(w, err)
 		return
 	}
@@ -89,11 +97,21 @@ const probeBody = `{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","precon
 
 // absent answers a request naming a hidden name or a private name (groupnamed.Names.Absent) as
 // kube-apiserver answers one naming an object that does not exist, authentication and authorization
-// included: the backend gets the same method, path and query with the client's credentials, a GET as it
-// is and any other method with the body probeBody of type probeContentType, so that it authenticates and
-// authorizes the client's verb on that name and changes nothing. Its 401, 403 or 429 is the answer
-// (naming the object as the client named it); anything else becomes Absent's answer.
+// included (authorize): the backend's refusal, or Absent's answer.
 func (s *server) absent(r *http.Request, ex *exchange, names *groupnamed.Names) error {
+	if err := s.authorize(r, ex, names); err != nil {
+		return err
+	}
+	return names.Absent(ex.req.Verb, ex.req.Name, r.Header.Get("Content-Type"))
+}
+
+// authorize has the backend authenticate and authorize the client's request as kube-apiserver does
+// before it reads a body or looks an object up, for an answer the proxy gives itself (absent, a refused
+// write): the backend gets the same method, path and query with the client's credentials, a GET as it
+// is and any other method with the body probeBody of type probeContentType, so that it authenticates and
+// authorizes the client's verb on that path and changes nothing. It returns the backend's 401, 403 or 429
+// (naming the object as the client named it), the error of a backend that could not be reached, or nil.
+func (s *server) authorize(r *http.Request, ex *exchange, names *groupnamed.Names) error {
 	header := http.Header{"Accept": {body.JSON}}
 	var probe []byte
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -112,7 +130,7 @@ func (s *server) absent(r *http.Request, ex *exchange, names *groupnamed.Names) 
 		}
 		return apierrors.NewGenericServerResponse(resp.StatusCode, r.Method, names.GroupResource(), ex.req.Name, string(data), 0, false)
 	}
-	return names.Absent(ex.req.Verb, ex.req.Name, r.Header.Get("Content-Type"))
+	return nil
 }
 
 // dropObject drops every object of a response.

@@ -207,7 +207,8 @@ func TestAPIServices(t *testing.T) {
 	equalJSON(t, data, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiservices.apiregistration.k8s.io \"v1beta1.cluster.x-k8s.io\" not found",`+
 		`"reason":"NotFound","details":{"name":"v1beta1.cluster.x-k8s.io","group":"apiregistration.k8s.io","kind":"apiservices"},"code":404}`)
 
-	before := b.count()
+	// Refused writes send the backend only a probe of the client's verb on the path it named, which
+	// authorizes it and changes nothing.
 	for _, tc := range []struct{ method, path, contentType, body string }{
 		{http.MethodPut, "/v1beta2.cluster.x-k8s.io", "application/json", `{"metadata":{"name":"v1beta2.cluster.x-k8s.io"}}`},
 		{http.MethodPut, "/v1beta2.cluster.x-k8s.io/status", "application/json", `{"metadata":{"name":"v1beta2.cluster.x-k8s.io"}}`},
@@ -221,9 +222,11 @@ func TestAPIServices(t *testing.T) {
 		if s := status(t, data); resp.StatusCode != http.StatusForbidden || s.Details == nil || s.Details.Kind != "apiservices" {
 			t.Errorf("%s %s: %d %s, want 403", tc.method, tc.path, resp.StatusCode, data)
 		}
-	}
-	if b.count() != before {
-		t.Errorf("refused writes reached the backend: %d requests", b.count()-before)
+		path, _, _ := strings.Cut(tc.path, "?")
+		if sent := b.last(t); sent.Method != tc.method || sent.Path != apiServices+path ||
+			sent.Header.Get("Content-Type") != "application/x-hypershift-capi-proxy-probe" || strings.Contains(string(sent.Body), "metadata") {
+			t.Errorf("%s %s sent %s %s %s %s, want a probe", tc.method, tc.path, sent.Method, sent.Path, sent.Header.Get("Content-Type"), sent.Body)
+		}
 	}
 
 	for _, name := range []string{privateName, "v1beta1.infrastructure.cluster.x-k8s.io", "v1alpha9.cluster.x-k8s.io"} {
@@ -246,4 +249,31 @@ func TestAPIServices(t *testing.T) {
 	equalJSON(t, data, `{"kind":"APIServiceList","apiVersion":"apiregistration.k8s.io/v1","metadata":{},"items":[`+
 		`{"metadata":{"name":"v1.apps"},"spec":{"group":"apps","version":"v1"}},`+
 		`{"metadata":{"name":"v1beta2.cluster.x-k8s.io"},"spec":{"group":"cluster.x-k8s.io","version":"v1beta2"}}]}`)
+}
+
+// TestRefusalsAreAuthorizedFirst: a write the proxy refuses itself (of a mapped CRD or APIService, or a
+// create in a mapped group) is answered with the backend's refusal where the backend does not authorize
+// the client, as kube-apiserver authorizes before it looks at the object.
+func TestRefusalsAreAuthorizedFirst(t *testing.T) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Forbidden","code":403,` +
+			`"message":"User \"alice\" cannot ` + strings.ToLower(r.Method) + `"}`))
+	})
+	p := newProxy(t, b.URL)
+	for _, tc := range []struct{ method, path, contentType, body string }{
+		{http.MethodDelete, apiServices + "/v1beta2.cluster.x-k8s.io", "", ""},
+		{http.MethodPatch, apiServices + "/v1beta2.cluster.x-k8s.io", "application/merge-patch+json", `{}`},
+		{http.MethodPost, apiServices, "application/json", `{"metadata":{"name":"v1alpha9.cluster.x-k8s.io"}}`},
+		{http.MethodPost, apiServices, "application/json", `{`},
+		{http.MethodDelete, crds + "/machines.cluster.x-k8s.io", "", ""},
+		{http.MethodPatch, crds + "/machines.cluster.x-k8s.io", "application/merge-patch+json", `{"spec":{}}`},
+		{http.MethodPost, crds, "application/json", `{"metadata":{"name":"widgets.cluster.x-k8s.io"}}`},
+	} {
+		resp, data := do(t, tc.method, p.URL+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}})
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), `User \"alice\" cannot `+strings.ToLower(tc.method)) {
+			t.Errorf("%s %s: %d %s, want the backend's 403", tc.method, tc.path, resp.StatusCode, data)
+		}
+	}
 }
