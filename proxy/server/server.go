@@ -47,8 +47,10 @@
 // value between fields that name groups differently, 503 when the backend is unreachable, 504 when it
 // sends no response headers in time, 500 when the backend's response cannot be translated; what no route
 // serves in a mapped group, and the private groups, get kube-apiserver's own 404 for a path it does not
-// serve. A list whose translation fails after its first 32 KiB were sent is cut off (the client sees a
-// truncated body); a watch ends with an ERROR event.
+// serve. CRDs and APIServices (groupnamed.go) get 404 for the names that do not exist through the proxy and
+// 403 for the writes their rules refuse, 400 or 415 for a create body that cannot be read, each once the
+// backend authorized the client. A list whose translation fails after its first 32 KiB were sent is cut
+// off (the client sees a truncated body); a watch ends with an ERROR event.
 //
 // Protobuf and CBOR: a client asking for protobuf of a built-in kind, or for PartialObjectMetadata of any
 // resource, is answered in protobuf (negotiate.AcceptProtobuf), translated at the same group paths as
