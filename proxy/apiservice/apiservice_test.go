@@ -54,15 +54,9 @@ func TestUpstream(t *testing.T) {
 		{"a Status", `{"kind":"Status","apiVersion":"v1","message":"apiservices.apiregistration.k8s.io \"v1beta2.cluster.hypershift.openshift.io\" not found","code":404}`,
 			`{"kind":"Status","apiVersion":"v1","message":"apiservices.apiregistration.k8s.io \"v1beta2.cluster.x-k8s.io\" not found","code":404}`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, err := n.Upstream([]byte(tc.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.want {
-				t.Errorf("\n got %s\nwant %s", out, tc.want)
-			}
-		})
+		if out, err := n.Upstream([]byte(tc.in)); err != nil || string(out) != tc.want {
+			t.Errorf("%s: %v\n got %s\nwant %s", tc.name, err, out, tc.want)
+		}
 	}
 }
 

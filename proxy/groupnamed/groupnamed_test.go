@@ -120,15 +120,9 @@ func TestUpstream(t *testing.T) {
 				`{"cells":["1d","machines.cluster.x-k8s.io"]},{"cells":["1d","pods.example.com"],"object":null}]}`},
 		{"a Table without rows", `{"kind":"Table","columnDefinitions":[],"rows":null}`, `{"kind":"Table","columnDefinitions":[],"rows":null}`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, err := fake.Upstream([]byte(tc.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.want {
-				t.Errorf("\n got %s\nwant %s", out, tc.want)
-			}
-		})
+		if out, err := fake.Upstream([]byte(tc.in)); err != nil || string(out) != tc.want {
+			t.Errorf("%s: %v\n got %s\nwant %s", tc.name, err, out, tc.want)
+		}
 	}
 	for _, in := range []string{`{"metadata":`, `{"kind":"Table","rows":[{"cells":1}]}`, `{"kind":"Table","columnDefinitions":{}}`} {
 		if _, err := fake.Upstream([]byte(in)); err == nil {

@@ -102,11 +102,8 @@ func TestCRDDeleteCollection(t *testing.T) {
 	}
 
 	t.Run("the backend's refusal is the answer", func(t *testing.T) {
-		b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Forbidden","code":403,` +
-				`"message":"customresourcedefinitions.apiextensions.k8s.io is forbidden: User \"alice\" cannot deletecollection resource \"customresourcedefinitions\""}`))
+		b := forbidding(t, func(*http.Request) string {
+			return `customresourcedefinitions.apiextensions.k8s.io is forbidden: User \"alice\" cannot deletecollection resource \"customresourcedefinitions\"`
 		})
 		p := newProxy(t, b.URL)
 		resp, data := do(t, http.MethodDelete, p.URL+crds, "", nil)
@@ -255,12 +252,7 @@ func TestAPIServices(t *testing.T) {
 // create in a mapped group) is answered with the backend's refusal where the backend does not authorize
 // the client, as kube-apiserver authorizes before it looks at the object.
 func TestRefusalsAreAuthorizedFirst(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Forbidden","code":403,` +
-			`"message":"User \"alice\" cannot ` + strings.ToLower(r.Method) + `"}`))
-	})
+	b := forbidding(t, func(r *http.Request) string { return `User \"alice\" cannot ` + strings.ToLower(r.Method) })
 	p := newProxy(t, b.URL)
 	for _, tc := range []struct{ method, path, contentType, body string }{
 		{http.MethodDelete, apiServices + "/v1beta2.cluster.x-k8s.io", "", ""},
@@ -276,4 +268,15 @@ func TestRefusalsAreAuthorizedFirst(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want the backend's 403", tc.method, tc.path, resp.StatusCode, data)
 		}
 	}
+}
+
+// forbidding is a backend that refuses every request with a 403 Status whose message (JSON-escaped) is
+// message's.
+func forbidding(t *testing.T, message func(*http.Request) string) *backend {
+	return newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Forbidden","code":403,` +
+			`"message":"` + message(r) + `"}`))
+	})
 }

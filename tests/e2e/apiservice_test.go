@@ -234,25 +234,18 @@ func TestAPIServices(t *testing.T) {
 	t.Run("watches, Tables and metadata-only reads show the upstream names only", func(t *testing.T) {
 		watchCtx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		resp, events := openWatch(watchCtx, t, rp, apiServicesPath+query("watch", "1", "timeoutSeconds", "3"))
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("watch: %d", resp.StatusCode)
-		}
-		var added []string
-		for ev := range events {
-			if ev.Type == "ADDED" {
-				added = append(added, field(ev.Object, "metadata.name").(string))
-			}
-		}
-		if got := mapped(added); strings.Join(got, ",") != strings.Join(sets.List(want), ",") {
+		added, names := watchAdded(watchCtx, t, rp, apiServicesPath+query("watch", "1", "timeoutSeconds", "3"))
+		if got := mapped(names); strings.Join(got, ",") != strings.Join(sets.List(want), ",") {
 			t.Errorf("watch: ADDED %v, want %v", got, sets.List(want))
+		}
+		if group := field(added[upstreamV1beta2], "spec.group"); group != "cluster.x-k8s.io" {
+			t.Errorf("watch: %s of group %v", upstreamV1beta2, group)
 		}
 		// By name: in a fieldSelector the upstream name is watched, by path a private or hidden name
 		// is an open stream without events.
-		resp, events = openWatch(watchCtx, t, rp, apiServicesPath+query("watch", "1", "timeoutSeconds", "2", "fieldSelector", "metadata.name="+upstreamV1beta2))
-		if ev := nextEvent(t, events); resp.StatusCode != http.StatusOK || ev.Type != "ADDED" || field(ev.Object, "metadata.name") != upstreamV1beta2 ||
-			field(ev.Object, "spec.group") != "cluster.x-k8s.io" {
-			t.Errorf("watch by name: %d %s %v %v", resp.StatusCode, ev.Type, field(ev.Object, "metadata.name"), field(ev.Object, "spec.group"))
+		added, names = watchAdded(watchCtx, t, rp, apiServicesPath+query("watch", "1", "timeoutSeconds", "2", "fieldSelector", "metadata.name="+upstreamV1beta2))
+		if strings.Join(names, ",") != upstreamV1beta2 || field(added[upstreamV1beta2], "spec.group") != "cluster.x-k8s.io" {
+			t.Errorf("watch by name: ADDED %v, group %v", names, field(added[upstreamV1beta2], "spec.group"))
 		}
 		for _, name := range []string{privateV1beta2, hiddenAPIService} {
 			watchSeesOnly(watchCtx, t, rp, "/apis/apiregistration.k8s.io/v1/watch/apiservices/"+name+"?timeoutSeconds=2")
@@ -282,7 +275,7 @@ func TestAPIServices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
+		names = nil
 		for _, p := range partial.Items {
 			names = append(names, p.Name)
 		}

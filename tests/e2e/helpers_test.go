@@ -330,3 +330,23 @@ func tableNames(t *testing.T, data []byte) []string {
 	sort.Strings(names)
 	return names
 }
+
+// watchAdded watches path through rc until the watch ends (path sets timeoutSeconds) and returns the
+// objects of its ADDED events by name, and their names sorted.
+func watchAdded(ctx context.Context, t *testing.T, rc *rawClient, path string) (map[string]map[string]any, []string) {
+	t.Helper()
+	resp, events := openWatch(ctx, t, rc, path)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch %s: %d", path, resp.StatusCode)
+	}
+	added := map[string]map[string]any{}
+	names := []string{}
+	for ev := range events {
+		if name, _ := field(ev.Object, "metadata.name").(string); ev.Type == "ADDED" {
+			added[name] = ev.Object
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return added, names
+}
