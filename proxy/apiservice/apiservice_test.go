@@ -1,6 +1,7 @@
 package apiservice
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnamed"
@@ -82,5 +83,26 @@ func TestNew(t *testing.T) {
 	}
 	if out, err := n.Upstream([]byte(`{"metadata":{"name":"v1beta1.cluster.hypershift.openshift.io"}}`)); err != nil || out != nil {
 		t.Errorf("the private APIService of an unserved version: %s %v, want it hidden", out, err)
+	}
+}
+
+// BenchmarkUpstream translates one object of a list of APIServices: a private one (renamed), and one of
+// another group (passed on as it is), as a list or watch of apiservices does item by item.
+func BenchmarkUpstream(b *testing.B) {
+	n := New(fakeroutes.Table())
+	for name, obj := range map[string]string{
+		"private": privateAPIService,
+		"other":   strings.ReplaceAll(privateAPIService, "cluster.hypershift.openshift.io", "apps.example.com"),
+	} {
+		b.Run(name, func(b *testing.B) {
+			data := []byte(obj)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := n.Upstream(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -210,6 +210,30 @@ func TestAPIServices(t *testing.T) {
 		intact(t)
 	})
 
+	t.Run("unclean and escaped paths reach no private object", func(t *testing.T) {
+		for _, pair := range [][2]string{{apiServicesPath, privateV1beta2}, {crdsPath, privateMachines}} {
+			collection, name := pair[0], pair[1]
+			group, _, _ := strings.Cut(strings.TrimPrefix(collection, "/apis/"), "/")
+			resource := collection[strings.LastIndex(collection, "/")+1:]
+			for _, path := range []string{
+				collection + "//" + name,
+				strings.Replace(collection, "/v1/", "/v1//", 1) + "/" + name,
+				strings.Replace(collection, group+"/", group+"//", 1) + "/" + name,
+				collection + "/./" + name,
+				collection + "/x/../" + name,
+				collection + "/" + name + "/",
+				collection + "/" + strings.Replace(name, ".", "%2E", 1),
+				collection + "/" + strings.ReplaceAll(name, ".", "%2e"),
+				"/apis/" + group + "/v1/watch/" + resource + "//" + name + "?timeoutSeconds=1",
+			} {
+				resp, data := rp.do(t, http.MethodGet, path, "")
+				if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(data), `"kind":"Status"`) {
+					t.Errorf("GET %s: %d %s, want 404", path, resp.StatusCode, data)
+				}
+			}
+		}
+	})
+
 	t.Run("a client the apiserver refuses is refused before existence", func(t *testing.T) {
 		user, userDirect := newRawClient(t, proxy.Config(env.UserToken)), newRawClient(t, env.DirectConfig(env.UserToken))
 		for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPatch} {
@@ -248,10 +272,10 @@ func TestAPIServices(t *testing.T) {
 			t.Errorf("watch by name: ADDED %v, group %v", names, field(added[upstreamV1beta2], "spec.group"))
 		}
 		for _, name := range []string{privateV1beta2, hiddenAPIService} {
-			watchSeesOnly(watchCtx, t, rp, "/apis/apiregistration.k8s.io/v1/watch/apiservices/"+name+"?timeoutSeconds=2")
-			watchSeesOnly(watchCtx, t, rp, apiServicesPath+query("watch", "1", "timeoutSeconds", "2", "fieldSelector", "metadata.name="+name))
+			watchSeesOnly(watchCtx, t, rp, "/apis/apiregistration.k8s.io/v1/watch/apiservices/"+name+"?timeoutSeconds=1")
+			watchSeesOnly(watchCtx, t, rp, apiServicesPath+query("watch", "1", "timeoutSeconds", "1", "fieldSelector", "metadata.name="+name))
 		}
-		watchSeesOnly(watchCtx, t, rp, "/apis/apiregistration.k8s.io/v1/watch/apiservices/"+upstreamV1beta2+"?timeoutSeconds=2", upstreamV1beta2)
+		watchSeesOnly(watchCtx, t, rp, "/apis/apiregistration.k8s.io/v1/watch/apiservices/"+upstreamV1beta2+"?timeoutSeconds=1", upstreamV1beta2)
 
 		// kubectl get apiservices asks for a Table.
 		rows := tableNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, apiServicesPath, "", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"))
