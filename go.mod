@@ -26,6 +26,7 @@ require (
 	k8s.io/client-go v0.35.4
 	k8s.io/gengo/v2 v2.0.0-20260408192533-25e2208e0dc3
 	k8s.io/klog/v2 v2.140.0
+	k8s.io/kube-aggregator v0.35.4
 	k8s.io/utils v0.0.0-20251222233032-718f0e51e6d2
 	kubevirt.io/api v1.7.0
 	sigs.k8s.io/cluster-api v1.13.6

@@ -62,12 +62,17 @@ const (
 	CRD
 	// Webhook is the proxy's own conversion webhook, WebhookPath.
 	Webhook
+	// APIService is a request of apiregistration.k8s.io apiservices, which kube-apiserver keeps for every
+	// group version a CRD serves, named <version>.<group>: as for CRD, the private group versions' are
+	// served under their upstream names, the platform's of the upstream groups and the private names
+	// hidden.
+	APIService
 )
 
 // WebhookPath is where the proxy serves the conversion webhook of the private CRDs.
 const WebhookPath = "/convert"
 
-var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade", "OpenAPI", "CRD", "Webhook"}
+var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade", "OpenAPI", "CRD", "Webhook", "APIService"}
 
 func (c Class) String() string {
 	if int(c) < len(classNames) {
@@ -205,8 +210,12 @@ func (c *Classifier) Classify(r *http.Request) Request {
 	if !req.IsResource {
 		return c.nonResource(r, req, err == nil)
 	}
-	if req.Group == CRDResource.Group && req.Resource == CRDResource.Resource {
+	switch (schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
+	case CRDResource:
 		req.Class = CRD
+		return req
+	case APIServiceResource:
+		req.Class = APIService
 		return req
 	}
 	if _, mapped := upstream.PrivateGroup(req.Group); mapped {
@@ -297,8 +306,11 @@ func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Requ
 	return req
 }
 
-// CRDResource is the resource of CustomResourceDefinitions.
-var CRDResource = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+// CRDResource is the resource of CustomResourceDefinitions, APIServiceResource that of APIServices.
+var (
+	CRDResource        = schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
+	APIServiceResource = schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}
+)
 
 // isOpenAPI reports whether the path segments parts name an OpenAPI document the proxy serves itself:
 // openapi/v2, openapi/v3, or openapi/v3/apis/<group>[/...] of a mapped upstream or a private group.

@@ -231,8 +231,8 @@ func TestUpgrades(t *testing.T) {
 	}
 }
 
-// TestClassesOfTheProxysOwn: OpenAPI documents naming the mapped groups, CRDs and the conversion webhook
-// are classes of their own, so that the server dispatches on the class alone.
+// TestClassesOfTheProxysOwn: OpenAPI documents naming the mapped groups, CRDs, APIServices and the
+// conversion webhook are classes of their own, so that the server dispatches on the class alone.
 func TestClassesOfTheProxysOwn(t *testing.T) {
 	c := New(fakeroutes.Table())
 	for _, tc := range []struct {
@@ -252,6 +252,11 @@ func TestClassesOfTheProxysOwn(t *testing.T) {
 		{"DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=a", CRD},
 		{"GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines.cluster.x-k8s.io/status", CRD},
 		{"GET", "/apis/apiextensions.k8s.io/v1", Other},
+		{"GET", "/apis/apiregistration.k8s.io/v1/apiservices", APIService},
+		{"GET", "/apis/apiregistration.k8s.io/v1/watch/apiservices/v1beta2.cluster.x-k8s.io", APIService},
+		{"PUT", "/apis/apiregistration.k8s.io/v1/apiservices/v1beta2.cluster.x-k8s.io/status", APIService},
+		{"GET", "/apis/apiregistration.k8s.io/v1", Other},
+		{"GET", "/apis/apiregistration.k8s.io/v1/apiservice", Other},
 		{"POST", "/convert", Webhook},
 		{"POST", "/convert/x", Other},
 		{"POST", "/convert/", Other},

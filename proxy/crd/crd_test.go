@@ -9,26 +9,6 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
 )
 
-func TestLookup(t *testing.T) {
-	n := New(fakeroutes.Table())
-	for _, tc := range []struct {
-		name    string
-		target  Target
-		private string
-	}{
-		{"machines.cluster.x-k8s.io", Mapped, "machines.cluster.hypershift.openshift.io"},
-		{"awsmachines.infrastructure.cluster.x-k8s.io", Mapped, "awsmachines.infrastructure.cluster.hypershift.openshift.io"},
-		{"widgets.cluster.x-k8s.io", Hidden, ""},
-		{"machines.cluster.hypershift.openshift.io", Private, ""},
-		{"machines.example.com", Unmapped, ""},
-		{"nodot", Unmapped, ""},
-	} {
-		if target, private := n.Lookup(tc.name); target != tc.target || private != tc.private {
-			t.Errorf("Lookup(%q) = %v %q, want %v %q", tc.name, target, private, tc.target, tc.private)
-		}
-	}
-}
-
 const privateCRD = `{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":{"name":"machines.cluster.hypershift.openshift.io","uid":"u","labels":{"cluster.x-k8s.io/v1beta2":"v1beta2"}},` +
 	`"spec":{"group":"cluster.hypershift.openshift.io","names":{"plural":"machines","singular":"machine","shortNames":["hsma"],"kind":"Machine","listKind":"MachineList","categories":["hypershift-cluster-api"]},"scope":"Namespaced","versions":[{"name":"v1beta2"}]},` +
 	`"status":{"acceptedNames":{"plural":"machines","shortNames":["hsma"],"kind":"Machine","categories":["hypershift-cluster-api"]},"storedVersions":["v1beta2"]}}` + "\n"
@@ -130,57 +110,5 @@ func TestWrites(t *testing.T) {
 	}
 	if _, err := n.Patch(name, "", body.MergePatch, []byte(`{`)); !apierrors.IsBadRequest(err) {
 		t.Errorf("malformed merge patch: %v, want BadRequest", err)
-	}
-}
-
-func TestFieldSelector(t *testing.T) {
-	n := New(fakeroutes.Table())
-	for _, tc := range []struct{ name, in, want string }{
-		{"upstream name of a private CRD", "metadata.name=machines.cluster.x-k8s.io", "metadata.name=machines.cluster.hypershift.openshift.io"},
-		{"double equals", "metadata.name==machines.cluster.x-k8s.io", "metadata.name=machines.cluster.hypershift.openshift.io"},
-		{"another group's CRD is kept as it is", "metadata.name==widgets.example.com", "metadata.name==widgets.example.com"},
-		{"not equal, with another term", "metadata.name!=machines.cluster.x-k8s.io,a=b", "a=b,metadata.name!=machines.cluster.hypershift.openshift.io"},
-		{"a private name selects nothing", "metadata.name=machines.cluster.hypershift.openshift.io", "metadata.name="},
-		{"a private group's name without a route selects nothing", "metadata.name=widgets.cluster.hypershift.openshift.io", "metadata.name="},
-		{"a hidden name selects nothing", "metadata.name=widgets.cluster.x-k8s.io", "metadata.name="},
-		{"not equal to a private name is always true", "metadata.name!=machines.cluster.hypershift.openshift.io", ""},
-		{"not equal to a hidden name is always true", "a=b,metadata.name!=widgets.cluster.x-k8s.io", "a=b"},
-		{"several name terms", "metadata.name=machines.cluster.x-k8s.io,metadata.name!=machines.cluster.hypershift.openshift.io,metadata.name!=awsmachines.infrastructure.cluster.x-k8s.io",
-			"metadata.name!=awsmachines.infrastructure.cluster.hypershift.openshift.io,metadata.name=machines.cluster.hypershift.openshift.io"},
-		{"escaped values stay escaped", `a=b\,c\=d\\,metadata.name=machines.cluster.hypershift.openshift.io`, `a=b\,c\=d\\,metadata.name=`},
-		{"an escaped comma is part of the value", `metadata.name=machines.cluster.x-k8s.io\,x`, `metadata.name=machines.cluster.x-k8s.io\,x`},
-		{"other fields are kept", "metadata.namespace=machines.cluster.hypershift.openshift.io", "metadata.namespace=machines.cluster.hypershift.openshift.io"},
-		{"empty", "", ""},
-	} {
-		if got, err := n.FieldSelector(tc.in); err != nil || got != tc.want {
-			t.Errorf("%s: FieldSelector(%q) = %q, %v; want %q", tc.name, tc.in, got, err, tc.want)
-		}
-	}
-	for _, in := range []string{"a=b=c", `metadata.name=a\x`} {
-		if _, err := n.FieldSelector(in); !apierrors.IsBadRequest(err) {
-			t.Errorf("malformed selector %q: %v, want BadRequest", in, err)
-		}
-	}
-	for _, tc := range []struct{ selector, name, want string }{
-		{"", "widgets.example.com", "metadata.name=widgets.example.com"},
-		{"a=b", "", "a=b,metadata.name="},
-		{"metadata.name!=x", `a,b`, `metadata.name!=x,metadata.name=a\,b`},
-	} {
-		if got, err := WithName(tc.selector, tc.name); err != nil || got != tc.want {
-			t.Errorf("WithName(%q, %q) = %q, %v; want %q", tc.selector, tc.name, got, err, tc.want)
-		}
-	}
-}
-
-func TestAbsent(t *testing.T) {
-	if err := Absent("get", "machines.cluster.hypershift.openshift.io", ""); !apierrors.IsNotFound(err) ||
-		err.Error() != `customresourcedefinitions.apiextensions.k8s.io "machines.cluster.hypershift.openshift.io" not found` {
-		t.Errorf("get: %v", err)
-	}
-	if err := Absent("patch", "widgets.cluster.x-k8s.io", body.MergePatch); !apierrors.IsNotFound(err) {
-		t.Errorf("merge patch: %v, want NotFound", err)
-	}
-	if err := Absent("patch", "widgets.cluster.x-k8s.io", "application/apply-patch+yaml; charset=utf-8"); !apierrors.IsForbidden(err) {
-		t.Errorf("apply patch: %v, want Forbidden", err)
 	}
 }

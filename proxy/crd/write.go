@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/groupnamed"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -112,30 +113,8 @@ func (n *Names) Update(upstreamName, subresource string, current, data []byte) (
 	return out, nil
 }
 
-// CheckCreate checks the body of a create of a CRD, of Content-Type contentType (see BodyJSON): it is
-// refused with 403 Forbidden when the CRD's name or its spec.group is in a mapped group, upstream or
-// private, whichever the other says (kube-apiserver requires the name to be <plural>.<spec.group>, the
-// proxy does not rely on it). The body is read as kube-apiserver reads it (decodeJSON); one that does not
-// decode is refused too (415 or 400, see BodyJSON), since what the proxy cannot read it cannot check.
-func (n *Names) CheckCreate(contentType string, data []byte) error {
-	j, err := BodyJSON(contentType, data)
-	if err != nil {
-		return err
-	}
-	c, err := decodeJSON(j)
-	if err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("decoding the CustomResourceDefinition: %v", err))
-	}
-	for _, group := range []string{groupOf(c.Name), c.Spec.Group} {
-		if mappedGroup(group) {
-			return Forbidden("create", c.Name, group)
-		}
-	}
-	return nil
-}
-
 func specForbidden(name string) error {
-	_, group, _ := strings.Cut(name, ".")
+	group := groupnamed.GroupOf(name)
 	return forbidden(name, "the proxy serves this CRD from HyperShift's private CRD in group %s, whose group, names and "+
 		"schema come from the generator: only its metadata (but its name) and status may change through the proxy",
 		translate.ToPrivate.Group(group))

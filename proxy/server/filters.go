@@ -55,6 +55,10 @@ type exchange struct {
 	endWatch context.Context
 	// watch is a watch's answer once its headers are ready, for the handler to copy (serveWatch).
 	watch *watchCopy
+	// statusUpstream, when set, translates the backend's Status bodies for this request instead of
+	// s.bodies.Upstream (statusOf): a resource whose objects are named after a group renames a private
+	// name in details.name (groupnamed.go).
+	statusUpstream func([]byte) ([]byte, error)
 }
 
 type exchangeKey struct{}

@@ -121,8 +121,9 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // (negotiate.AcceptProtobuf): built-in kinds (body.DecodesProtobuf), and PartialObjectMetadata of any
 // resource; when the backend can serve no range, it answers its own 406. This holds for every resource,
 // since any object's ownerReferences may point at a mapped group (a Secret owned by a Cluster); client-go
-// decodes the answer by its Content-Type. CRDs (whose answers package crd rewrites in JSON) and watches
-// over a websocket (whose frames websocket.go translates in JSON) are narrowed to JSON. An answer
+// decodes the answer by its Content-Type. CRDs and APIServices (whose answers package groupnamed rewrites
+// in JSON) and watches over a websocket (whose frames websocket.go translates in JSON) are narrowed to
+// JSON. An answer
 // kube-apiserver would write in YAML is translated in JSON and written in YAML (exchange.yaml). The
 // backend is asked for a gzip'ed list (listsGzip) and an uncompressed single object; the translation is
 // compressed for a client that accepts gzip if it is large (compress.go), as kube-apiserver compresses
@@ -134,7 +135,7 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 		endpoint = negotiate.CustomResource
 	}
 	ex.yaml = !ex.req.Watch && negotiate.AnswersYAML(r.Header.Values("Accept"), endpoint)
-	if ex.req.Class == classify.CRD || ex.req.WebSocket {
+	if ex.req.Class == classify.CRD || ex.req.Class == classify.APIService || ex.req.WebSocket {
 		negotiate.Narrow(r.Header, endpoint)
 	} else {
 		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped && body.DecodesProtobuf(ex.req.Group))

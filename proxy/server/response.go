@@ -250,6 +250,15 @@ type listItems struct {
 	appendItem  func(dst, data []byte) ([]byte, int, error)
 }
 
+// statusOf returns what translates the backend's Status bodies for the request of ex: ex.statusUpstream,
+// or s.bodies.Upstream.
+func (s *server) statusOf(ex *exchange) func([]byte) ([]byte, error) {
+	if ex.statusUpstream != nil {
+		return ex.statusUpstream
+	}
+	return s.bodies.Upstream
+}
+
 // translateObjects translates the backend's response to a resource request, in place: the objects it
 // holds (the object, a list's items, watch events' objects) with upstream, which is only given
 // well-formed JSON (streams validate what they read, a single object is validated first), Status bodies
@@ -273,7 +282,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if passed, err := decompress(ex, resp); passed || err != nil {
 		return err
 	}
-	statusUpstream := s.timed(req, s.bodies.Upstream)
+	statusUpstream := s.timed(req, s.statusOf(ex))
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
 		Object:     s.timed(req, upstream),
@@ -359,7 +368,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
 		// An error: a Status, which may quote the request's body (errorStatus).
-		return replaceBody(resp, s.timed(req, errorStatus(ex, s.bodies.Upstream)))
+		return replaceBody(resp, s.timed(req, errorStatus(ex, s.statusOf(ex))))
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil

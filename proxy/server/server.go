@@ -6,7 +6,8 @@
 //
 //  1. filters (filters.go, instrument.go): classification (package classify), once per request, carried
 //     in the request's context: a mapped resource with its route and the path to send, discovery, an
-//     OpenAPI document, CRDs, the conversion webhook, a private group, a genuine upgrade or anything else;
+//     OpenAPI document, CRDs, APIServices, the conversion webhook, a private group, a genuine upgrade or
+//     anything else;
 //     then metrics, the authentication mode's header rules, 404 for what no route serves and for the
 //     private groups (which do not exist through the proxy), 413 for oversized bodies, genuine upgrades
 //     passed raw; then, with Options.Namespaces, each namespace served from the groups its serving-mode
@@ -14,8 +15,9 @@
 //     lists and watches merged while namespaces are mixed (cutover.go, namespaces.go, merge.go);
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
-//     discovery, CRDs (crd.go, package crd) and resources; the admission webhooks (Options.Admission) are
-//     served ahead of the whole chain, at their own paths;
+//     discovery, CRDs and APIServices, whose objects are named after the groups they register
+//     (groupnamed.go, crd.go, apiservice.go; packages groupnamed, crd, apiservice), and resources; the
+//     admission webhooks (Options.Admission) are served ahead of the whole chain, at their own paths;
 //  4. the request stage (request.go): the path to the private group, the query's selectors and the body
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
@@ -45,8 +47,10 @@
 // value between fields that name groups differently, 503 when the backend is unreachable, 504 when it
 // sends no response headers in time, 500 when the backend's response cannot be translated; what no route
 // serves in a mapped group, and the private groups, get kube-apiserver's own 404 for a path it does not
-// serve. A list whose translation fails after its first 32 KiB were sent is cut off (the client sees a
-// truncated body); a watch ends with an ERROR event.
+// serve. CRDs and APIServices (groupnamed.go) get 404 for the names that do not exist through the proxy and
+// 403 for the writes their rules refuse, 400 or 415 for a create body that cannot be read, each once the
+// backend authorized the client. A list whose translation fails after its first 32 KiB were sent is cut
+// off (the client sees a truncated body); a watch ends with an ERROR event.
 //
 // Protobuf and CBOR: a client asking for protobuf of a built-in kind, or for PartialObjectMetadata of any
 // resource, is answered in protobuf (negotiate.AcceptProtobuf), translated at the same group paths as
@@ -80,6 +84,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/adapt"
+	"github.com/openshift/hypershift-capi-proxy/proxy/apiservice"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
@@ -193,6 +198,8 @@ type server struct {
 	sharedWatch *stream.Shared
 	// watchMemory returns memory to the OS after a burst of watches (memory.go).
 	watchMemory *watchMemory
+	// crdNamed and apiServices serve the CustomResourceDefinitions and the APIServices (groupnamed.go).
+	crdNamed, apiServices *groupNamed
 }
 
 // copyBuffers is a httputil.BufferPool of buffers of one size: ReverseProxy copies every response
@@ -262,6 +269,8 @@ func New(o Options) (http.Handler, error) {
 		retryAfter:  retryAfterSeconds(o.HoldRetryAfter),
 		sharedWatch: stream.NewShared(sharedWatchBytes),
 	}
+	s.crdNamed = &groupNamed{names: s.crds.Names, mapped: s.crdRequest}
+	s.apiServices = &groupNamed{names: apiservice.New(o.Routes), mapped: s.apiServiceRequest}
 	s.watchMemory = newWatchMemory(func() {
 		s.sharedWatch.Reset()
 		releaseMemory()
@@ -340,7 +349,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveDiscovery(w, r, ex)
 	case classify.CRD:
 		s.prepareResource(r, ex)
-		s.serveCRD(w, r, ex)
+		s.serveGroupNamed(w, r, ex, s.crdNamed)
+	case classify.APIService:
+		s.prepareResource(r, ex)
+		s.serveGroupNamed(w, r, ex, s.apiServices)
 	case classify.Unrouted:
 		s.serveUnrouted(w, r, ex)
 	default: // Mapped and Other; Private and Upgrade were answered by the filters.

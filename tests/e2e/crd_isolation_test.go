@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -68,19 +67,9 @@ func TestCRDIsolation(t *testing.T) {
 	// label sets the isolation label on CRDs straight on the backend, until the test ends.
 	label := func(t *testing.T, value string, names ...string) {
 		t.Helper()
-		for _, name := range names {
-			c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-			set := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+isolationLabel+`":"`+value+`"}}}`))
-			if err := directCRDs.Patch(ctx, c, set); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				unset := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+isolationLabel+`":null}}}`))
-				if err := directCRDs.Patch(ctx, c, unset); err != nil && !apierrors.IsNotFound(err) {
-					t.Errorf("removing the label of %s: %v", name, err)
-				}
-			})
-		}
+		labelUntilEnd(ctx, t, directCRDs, func(name string) client.Object {
+			return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		}, isolationLabel, value, names...)
 	}
 	// create creates CRDs straight on the backend, labelled value, deleted when the test ends.
 	create := func(t *testing.T, value string, names ...string) {
@@ -88,47 +77,13 @@ func TestCRDIsolation(t *testing.T) {
 		for _, name := range names {
 			c := testCRD(name)
 			c.Labels = map[string]string{isolationLabel: value}
-			if err := directCRDs.Create(ctx, c); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := directCRDs.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
-					t.Errorf("deleting %s: %v", name, err)
-				}
-			})
+			createUntilEnd(ctx, t, directCRDs, c)
 		}
-	}
-	// itemNames returns the sorted names of a list's items.
-	itemNames := func(t *testing.T, data []byte) []string {
-		t.Helper()
-		var l struct {
-			Items []struct {
-				Metadata struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-			} `json:"items"`
-		}
-		if err := json.Unmarshal(data, &l); err != nil {
-			t.Fatalf("decoding %s: %v", data, err)
-		}
-		names := []string{}
-		for _, item := range l.Items {
-			names = append(names, item.Metadata.Name)
-		}
-		sort.Strings(names)
-		return names
-	}
-	selector := func(params ...string) string {
-		q := url.Values{}
-		for i := 0; i+1 < len(params); i += 2 {
-			q.Set(params[i], params[i+1])
-		}
-		return "?" + q.Encode()
 	}
 
 	t.Run("deletecollection by the fieldSelector of a mapped name is refused", func(t *testing.T) {
 		// The reproduction: this deleted the platform's Machine CRD.
-		resp, data := rp.do(t, http.MethodDelete, crdsPath+selector("fieldSelector", "metadata.name="+platformMachines), "")
+		resp, data := rp.do(t, http.MethodDelete, crdsPath+query("fieldSelector", "metadata.name="+platformMachines), "")
 		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), platformMachines) {
 			t.Errorf("deletecollection of %s: %d %s, want 403 naming it", platformMachines, resp.StatusCode, data)
 		}
@@ -140,8 +95,8 @@ func TestCRDIsolation(t *testing.T) {
 		create(t, "hidden-by-name", hidden...)
 		for _, name := range append(hidden, privateMachines) {
 			for _, op := range []string{"=", "=="} {
-				data := rp.mustDo(t, http.StatusOK, http.MethodDelete, crdsPath+selector("fieldSelector", "metadata.name"+op+name), "")
-				if got := itemNames(t, data); len(got) != 0 {
+				data := rp.mustDo(t, http.StatusOK, http.MethodDelete, crdsPath+query("fieldSelector", "metadata.name"+op+name), "")
+				if got := listNames(t, data); len(got) != 0 {
 					t.Errorf("deletecollection of %s: answered %v, want nothing", name, got)
 				}
 			}
@@ -168,9 +123,9 @@ func TestCRDIsolation(t *testing.T) {
 		intact(t, append(hidden, visible...)...)
 
 		// The answer is the list of what was selected: the visible CRDs.
-		data := rp.mustDo(t, http.StatusOK, http.MethodDelete, crdsPath+selector("labelSelector", isolationLabel+"="+value), `{"propagationPolicy":"Background"}`,
+		data := rp.mustDo(t, http.StatusOK, http.MethodDelete, crdsPath+query("labelSelector", isolationLabel+"="+value), `{"propagationPolicy":"Background"}`,
 			"Content-Type: application/json")
-		if got := itemNames(t, data); strings.Join(got, ",") != strings.Join(visible, ",") {
+		if got := listNames(t, data); strings.Join(got, ",") != strings.Join(visible, ",") {
 			t.Errorf("deletecollection answered %v, want %v", got, visible)
 		}
 		for _, name := range visible {
@@ -200,9 +155,9 @@ func TestCRDIsolation(t *testing.T) {
 		create(t, value, "gadgetse.infrastructure.cluster.x-k8s.io", "widgetse.e2e.example.com")
 		label(t, value, platformMachines, privateMachines)
 		for _, query := range []string{
-			selector("labelSelector", isolationLabel+"="+value),
+			query("labelSelector", isolationLabel+"="+value),
 			// != of a private name holds for every CRD a client sees: the private CRD is still selected.
-			selector("labelSelector", isolationLabel+"="+value, "fieldSelector", "metadata.name!="+privateMachines),
+			query("labelSelector", isolationLabel+"="+value, "fieldSelector", "metadata.name!="+privateMachines),
 		} {
 			resp, data := rp.do(t, http.MethodDelete, crdsPath+query, "")
 			if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), platformMachines) {
@@ -217,7 +172,7 @@ func TestCRDIsolation(t *testing.T) {
 		create(t, value, "widgetsf.e2e.example.com")
 		// The user may do nothing with CRDs: the backend refuses it as it would refuse it directly.
 		user := newRawClient(t, proxy.Config(env.UserToken))
-		resp, data := user.do(t, http.MethodDelete, crdsPath+selector("labelSelector", isolationLabel+"="+value), "")
+		resp, data := user.do(t, http.MethodDelete, crdsPath+query("labelSelector", isolationLabel+"="+value), "")
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("deletecollection as a user without rights: %d %s, want 403", resp.StatusCode, data)
 		}
@@ -348,24 +303,16 @@ func TestCRDIsolation(t *testing.T) {
 
 	t.Run("private names do not exist", func(t *testing.T) {
 		const absent = "nosuch.e2e.example.com"
-		want := func(method, body, contentType string) (int, string) {
-			resp, data := rd.do(t, method, crdsPath+"/"+absent, strings.ReplaceAll(body, privateMachines, absent), "Content-Type: "+contentType)
-			return resp.StatusCode, strings.ReplaceAll(string(data), absent, privateMachines)
-		}
 		c := testCRD(privateMachines)
 		c.Spec.Group = privateCore
 		full, _ := json.Marshal(c)
-		for _, tc := range []struct{ method, body, contentType string }{
-			{http.MethodGet, "", ""},
-			{http.MethodPut, string(full), "application/json"},
-			{http.MethodPatch, `{"metadata":{"labels":{"a":"b"}}}`, "application/merge-patch+json"},
-			{http.MethodDelete, "", ""},
+		for _, req := range []nameRequest{
+			{http.MethodGet, "", "", ""},
+			{http.MethodPut, "", string(full), "application/json"},
+			{http.MethodPatch, "", `{"metadata":{"labels":{"a":"b"}}}`, "application/merge-patch+json"},
+			{http.MethodDelete, "", "", ""},
 		} {
-			code, body := want(tc.method, tc.body, tc.contentType)
-			resp, data := rp.do(t, tc.method, crdsPath+"/"+privateMachines, tc.body, "Content-Type: "+tc.contentType)
-			if resp.StatusCode != code || string(data) != body {
-				t.Errorf("%s %s: %d %s\nwant %d %s", tc.method, privateMachines, resp.StatusCode, data, code, body)
-			}
+			answersAsAbsent(t, rp, rd, crdsPath, privateMachines, absent, req)
 		}
 		if resp, data := rp.do(t, http.MethodGet, crdsPath+"/"+privateMachines+"/status", ""); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET of the status of %s: %d %s, want 404", privateMachines, resp.StatusCode, data)
@@ -373,11 +320,7 @@ func TestCRDIsolation(t *testing.T) {
 		// A client the apiserver would refuse is refused as it would be for a CRD that does not exist.
 		user, userDirect := newRawClient(t, proxy.Config(env.UserToken)), newRawClient(t, env.DirectConfig(env.UserToken))
 		for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPatch} {
-			wantResp, want := userDirect.do(t, method, crdsPath+"/"+absent, `{}`, "Content-Type: application/merge-patch+json")
-			resp, got := user.do(t, method, crdsPath+"/"+privateMachines, `{}`, "Content-Type: application/merge-patch+json")
-			if resp.StatusCode != wantResp.StatusCode || string(got) != strings.ReplaceAll(string(want), absent, privateMachines) {
-				t.Errorf("%s %s as a user: %d %s\nwant %d %s", method, privateMachines, resp.StatusCode, got, wantResp.StatusCode, want)
-			}
+			answersAsAbsent(t, user, userDirect, crdsPath, privateMachines, absent, nameRequest{method, "", `{}`, "application/merge-patch+json"})
 		}
 		// A hidden CRD is answered as absent, and stays.
 		hidden := "gadgetsj.infrastructure.cluster.x-k8s.io"
@@ -404,10 +347,10 @@ func TestCRDIsolation(t *testing.T) {
 		}
 
 		// Selecting a private name selects nothing; excluding it excludes nothing.
-		if got := itemNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+selector("fieldSelector", "metadata.name="+privateMachines), "")); len(got) != 0 {
+		if got := listNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+query("fieldSelector", "metadata.name="+privateMachines), "")); len(got) != 0 {
 			t.Errorf("list of metadata.name=%s: %v, want nothing", privateMachines, got)
 		}
-		got := itemNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+selector("fieldSelector", "metadata.name!="+privateMachines+",metadata.name!=widgets.e2e.example.com"), ""))
+		got := listNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+query("fieldSelector", "metadata.name!="+privateMachines+",metadata.name!=widgets.e2e.example.com"), ""))
 		if i := sort.SearchStrings(got, platformMachines); i == len(got) || got[i] != platformMachines {
 			t.Errorf("list of metadata.name!=%s lacks %s: %v", privateMachines, platformMachines, got)
 		}
@@ -417,19 +360,11 @@ func TestCRDIsolation(t *testing.T) {
 			}
 		}
 		for _, path := range []string{
-			crdsPath + selector("watch", "1", "timeoutSeconds", "2", "fieldSelector", "metadata.name="+privateMachines),
+			crdsPath + query("watch", "1", "timeoutSeconds", "2", "fieldSelector", "metadata.name="+privateMachines),
 			"/apis/apiextensions.k8s.io/v1/watch/customresourcedefinitions/" + privateMachines + "?timeoutSeconds=2",
 			"/apis/apiextensions.k8s.io/v1/watch/customresourcedefinitions/" + platformMachines + "?timeoutSeconds=2",
 		} {
-			resp, events := openWatch(ctx, t, rp, path)
-			if resp.StatusCode != http.StatusOK {
-				t.Errorf("watch %s: %d", path, resp.StatusCode)
-			}
-			for ev := range events {
-				if name := field(ev.Object, "metadata.name"); ev.Type != "BOOKMARK" && name != platformMachines {
-					t.Errorf("watch %s: %s %v", path, ev.Type, name)
-				}
-			}
+			watchSeesOnly(ctx, t, rp, path, platformMachines)
 		}
 		intact(t)
 	})
@@ -439,9 +374,9 @@ func TestCRDIsolation(t *testing.T) {
 		create(t, value, "gadgetsi.infrastructure.cluster.x-k8s.io", "gizmosi.cluster.hypershift.openshift.io", "widgetsi.e2e.example.com")
 		label(t, value, platformMachines, privateMachines)
 		want := []string{platformMachines, "widgetsi.e2e.example.com"}
-		q := selector("labelSelector", isolationLabel+"="+value)
+		q := query("labelSelector", isolationLabel+"="+value)
 		data := rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+q, "")
-		if got := itemNames(t, data); strings.Join(got, ",") != strings.Join(want, ",") {
+		if got := listNames(t, data); strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("list: %v, want %v", got, want)
 		}
 		var list apiextensionsv1.CustomResourceDefinitionList
@@ -453,37 +388,15 @@ func TestCRDIsolation(t *testing.T) {
 				t.Errorf("the list's %s is not the private CRD: group %s", c.Name, c.Spec.Group)
 			}
 		}
-		resp, events := openWatch(ctx, t, rp, crdsPath+q+"&watch=1&timeoutSeconds=2")
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("watch: %d", resp.StatusCode)
+		added, seen := watchAdded(ctx, t, rp, crdsPath+q+"&watch=1&timeoutSeconds=2")
+		if group := field(added[platformMachines], "spec.group"); group != "cluster.x-k8s.io" {
+			t.Errorf("watch: %s of group %v", platformMachines, group)
 		}
-		var seen []string
-		for ev := range events {
-			if ev.Type == "ADDED" {
-				seen = append(seen, field(ev.Object, "metadata.name").(string))
-				if field(ev.Object, "metadata.name") == platformMachines && field(ev.Object, "spec.group") != "cluster.x-k8s.io" {
-					t.Errorf("watch: %s of group %v", platformMachines, field(ev.Object, "spec.group"))
-				}
-			}
-		}
-		sort.Strings(seen)
 		if strings.Join(seen, ",") != strings.Join(want, ",") {
 			t.Errorf("watch: ADDED %v, want %v", seen, want)
 		}
 		// Through a Table too, as kubectl get crd -l asks.
-		var table struct {
-			Rows []struct {
-				Cells []any `json:"cells"`
-			} `json:"rows"`
-		}
-		if err := json.Unmarshal(rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+q, "", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"), &table); err != nil {
-			t.Fatal(err)
-		}
-		var rows []string
-		for _, r := range table.Rows {
-			rows = append(rows, r.Cells[0].(string))
-		}
-		sort.Strings(rows)
+		rows := tableNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+q, "", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"))
 		if strings.Join(rows, ",") != strings.Join(want, ",") {
 			t.Errorf("table rows: %v, want %v", rows, want)
 		}
@@ -492,7 +405,7 @@ func TestCRDIsolation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := itemNames(t, asYAML); strings.Join(got, ",") != strings.Join(want, ",") {
+		if got := listNames(t, asYAML); strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("list asked in YAML: %v, want %v", got, want)
 		}
 		intact(t)

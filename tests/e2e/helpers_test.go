@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -18,8 +21,10 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -210,4 +215,138 @@ func mustCreateCluster(t *testing.T, c client.Client, ns string) *clusterv1.Clus
 		Spec: clusterv1.ClusterSpec{InfrastructureRef: ref(upstreamInfra, "DockerCluster", "c1")}}
 	mustCreate(t, c, cluster)
 	return cluster
+}
+
+// listNames returns the sorted names of a list's items.
+func listNames(t *testing.T, data []byte) []string {
+	t.Helper()
+	var l struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		t.Fatalf("decoding %s: %v", data, err)
+	}
+	names := []string{}
+	for _, item := range l.Items {
+		names = append(names, item.Metadata.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// query is a query string of name and value pairs.
+func query(params ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(params); i += 2 {
+		q.Set(params[i], params[i+1])
+	}
+	return "?" + q.Encode()
+}
+
+// labelUntilEnd sets the label key=value on the cluster-scoped objects named names (as newObj makes them)
+// straight on the backend through c, and removes it when the test ends.
+func labelUntilEnd(ctx context.Context, t *testing.T, c client.Client, newObj func(name string) client.Object, key, value string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		set := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+key+`":"`+value+`"}}}`))
+		if err := c.Patch(ctx, newObj(name), set); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			unset := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+key+`":null}}}`))
+			if err := c.Patch(ctx, newObj(name), unset); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("removing the label of %s: %v", name, err)
+			}
+		})
+	}
+}
+
+// createUntilEnd creates objects straight on the backend through c, and deletes them when the test ends.
+func createUntilEnd(ctx context.Context, t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting %s: %v", obj.GetName(), err)
+			}
+		})
+	}
+}
+
+// nameRequest is a request of one object by name: its method, a path suffix after the name ("/status",
+// a query), and its body of type contentType.
+type nameRequest struct{ method, suffix, body, contentType string }
+
+// answersAsAbsent fails unless through answers req of the object named name in the collection at
+// collection as direct answers it of absent, a name that exists nowhere: the same code and body, but for
+// the name (in the body sent too).
+func answersAsAbsent(t *testing.T, through, direct *rawClient, collection, name, absent string, req nameRequest) {
+	t.Helper()
+	wantResp, want := direct.do(t, req.method, collection+"/"+absent+req.suffix, strings.ReplaceAll(req.body, name, absent), "Content-Type: "+req.contentType)
+	resp, got := through.do(t, req.method, collection+"/"+name+req.suffix, req.body, "Content-Type: "+req.contentType)
+	if resp.StatusCode != wantResp.StatusCode || string(got) != strings.ReplaceAll(string(want), absent, name) {
+		t.Errorf("%s %s%s: %d %s\nwant %d %s", req.method, name, req.suffix, resp.StatusCode, got, wantResp.StatusCode, want)
+	}
+}
+
+// watchSeesOnly watches path through rc until the watch ends (path sets timeoutSeconds) and fails unless
+// it is open and every event but a BOOKMARK is of an object named one of names.
+func watchSeesOnly(ctx context.Context, t *testing.T, rc *rawClient, path string, names ...string) {
+	t.Helper()
+	resp, events := openWatch(ctx, t, rc, path)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("watch %s: %d", path, resp.StatusCode)
+	}
+	for ev := range events {
+		if name, _ := field(ev.Object, "metadata.name").(string); ev.Type != "BOOKMARK" && !slices.Contains(names, name) {
+			t.Errorf("watch %s: %s %v", path, ev.Type, name)
+		}
+	}
+}
+
+// tableNames returns the sorted first cells (the names) of the rows of a meta.k8s.io Table.
+func tableNames(t *testing.T, data []byte) []string {
+	t.Helper()
+	var table struct {
+		Rows []struct {
+			Cells []any `json:"cells"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(data, &table); err != nil {
+		t.Fatalf("decoding the Table %s: %v", data, err)
+	}
+	names := []string{}
+	for _, r := range table.Rows {
+		name, _ := r.Cells[0].(string)
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// watchAdded watches path through rc until the watch ends (path sets timeoutSeconds) and returns the
+// objects of its ADDED events by name, and their names sorted.
+func watchAdded(ctx context.Context, t *testing.T, rc *rawClient, path string) (map[string]map[string]any, []string) {
+	t.Helper()
+	resp, events := openWatch(ctx, t, rc, path)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch %s: %d", path, resp.StatusCode)
+	}
+	added := map[string]map[string]any{}
+	names := []string{}
+	for ev := range events {
+		if name, _ := field(ev.Object, "metadata.name").(string); ev.Type == "ADDED" {
+			added[name] = ev.Object
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return added, names
 }
