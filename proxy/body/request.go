@@ -213,12 +213,14 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 			out, err = Paths(translate.ToPrivate, out, n)
 		}
 	case JSONPatch:
+		// The client's private groups are marked before its upstream groups are translated to private
+		// ones, as for a merge patch: the other way round, a test of the apiVersion the object has would
+		// fail.
 		var cross []crossOp
-		if out, cross, err = jsonPatchOps(translate.ToPrivate, n, data); err == nil && len(cross) > 0 {
-			return nil, "", ErrObjectNeeded
-		}
-		if err == nil {
-			out, err = markJSONPatchUnserved(out)
+		if out, err = markJSONPatchUnserved(data); err == nil {
+			if out, cross, err = jsonPatchOps(translate.ToPrivate, n, out, !bytes.Equal(out, data)); err == nil && len(cross) > 0 {
+				return nil, "", ErrObjectNeeded
+			}
 		}
 	case ApplyPatchYAML:
 		var j []byte
