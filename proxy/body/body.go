@@ -509,7 +509,7 @@ func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte, unserve
 			}
 		}
 		if (op.Op == "copy" || op.Op == "move") && op.From != nil &&
-			(!translate.SameShape(from, path) || unserved && unservedAt(*op.From) != nil && (op.Path == nil || unservedAt(*op.Path) == nil)) {
+			(!translate.SameShape(from, path) || unserved && isAPIVersion(*op.From) && (op.Path == nil || !isAPIVersion(*op.Path))) {
 			c := crossOp{index: i, op: op.Op, from: *op.From, fromNode: from, pathNode: path}
 			if op.Path != nil {
 				c.path = *op.Path

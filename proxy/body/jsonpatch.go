@@ -48,10 +48,10 @@ const maxJSONPatchOperations = 10000
 // strict decoding names the same unknown and duplicate fields. The error means the patch could not be
 // parsed.
 func ResolveJSONPatch(data []byte, n *translate.Node, current []byte) ([]byte, error) {
-	out, err := markJSONPatchUnserved(data)
+	out, unserved, err := markJSONPatchUnserved(data, n)
 	var cross []crossOp
 	if err == nil {
-		out, cross, err = jsonPatchOps(translate.ToPrivate, n, out, !bytes.Equal(out, data))
+		out, cross, err = jsonPatchOps(translate.ToPrivate, n, out, unserved)
 	}
 	if err != nil || len(cross) == 0 {
 		return out, err
@@ -282,32 +282,54 @@ func mustOp(op map[string]any) json.RawMessage {
 	return b
 }
 
-// markJSONPatchUnserved rewrites the values that JSON patch operations write to, or test at, an object's
-// own apiVersion (a path that reads as "/apiVersion", or the whole document, see unservedAt) where they
-// name a private group, as markUnserved does for objects; a patch that names no private group is returned
-// as it is. It runs on the client's patch, before its upstream groups are translated to private ones,
-// which it must not mark. Malformed JSON is an error.
-func markJSONPatchUnserved(data []byte) ([]byte, error) {
+// markJSONPatchUnserved rewrites, in a JSON patch along the tree n (the paths of the patched kind), the
+// private groups that the client names where the apiserver could not hold them, to translate.ToUnserved's
+// groups, and reports whether an operation writes one to the object's apiVersion:
+//
+//   - in the values that operations write to the object's own apiVersion (a path the library reads as
+//     "/apiVersion", or the whole document, see unservedAt), as markUnserved does for objects: the backend
+//     must refuse the object as an apiserver that does not serve the private group refuses it;
+//   - in the values of test operations, along n at their path: a test passes exactly where its value is
+//     what a read through the proxy shows there, which names no private group where n says a group is.
+//
+// Elsewhere a private group is data, stored as the client sent it. A patch that names no private group
+// is returned as it is. It runs on the client's patch, before its upstream groups are translated to
+// private ones, which it must not mark. Malformed JSON is an error.
+func markJSONPatchUnserved(data []byte, n *translate.Node) ([]byte, bool, error) {
 	if !groupnames.Mentions(translate.ToUpstream, data) {
-		return data, nil
+		return data, false, nil
 	}
 	var ops []json.RawMessage
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	nodes := make([]*translate.Node, len(ops))
+	writes, tests := make([]*translate.Node, len(ops)), make([]*translate.Node, len(ops))
 	for i, raw := range ops {
 		var op jsonPatchOperation
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if op.Path != nil {
-			if n := unservedAt(*op.Path); n != nil {
-				nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": n}}
+		if op.Path == nil {
+			continue
+		}
+		if op.Op == "test" {
+			// n holds the apiVersion too; unservedAt for a tree without it.
+			if at := n.Pointer(*op.Path); at != nil {
+				tests[i] = &translate.Node{Fields: map[string]*translate.Node{"value": at}}
+			} else if at := unservedAt(*op.Path); at != nil {
+				tests[i] = &translate.Node{Fields: map[string]*translate.Node{"value": at}}
 			}
+		} else if at := unservedAt(*op.Path); at != nil {
+			writes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": at}}
 		}
 	}
-	return translate.ToUnserved.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
+	out, err := translate.ToUnserved.RewriteElements(data, func(i int) *translate.Node { return writes[i] })
+	if err != nil {
+		return nil, false, err
+	}
+	written := !bytes.Equal(out, data)
+	out, err = translate.ToUnserved.RewriteElements(out, func(i int) *translate.Node { return tests[i] })
+	return out, written, err
 }
 
 // unservedAt returns the tree of the object's own apiVersion (apiVersionPaths) below a JSON pointer, read
@@ -316,4 +338,10 @@ func markJSONPatchUnserved(data []byte) ([]byte, error) {
 // document, which replace and test take), else nil.
 func unservedAt(pointer string) *translate.Node {
 	return apiVersionPaths.Pointer(pointer)
+}
+
+// isAPIVersion reports whether the JSON patch library reads pointer as the object's own apiVersion.
+func isAPIVersion(pointer string) bool {
+	n := unservedAt(pointer)
+	return n != nil && n.Value == translate.APIVersionValue
 }
