@@ -19,8 +19,10 @@ targets=(
 	"./proxy/body FuzzUpstream"
 	"./proxy/body FuzzPrivate"
 	"./proxy/body FuzzPatch"
+	"./proxy/body FuzzJSONPatchPointers"
 	"./proxy/server FuzzRequest"
 	"./translate FuzzRewriteRulesAndKeys"
+	"./translate FuzzPointerTokens"
 )
 # At most this many of the fuzzer's inputs per target, of at most this many bytes, are saved.
 max_files=40

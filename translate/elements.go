@@ -36,15 +36,15 @@ func (d Direction) RewriteElements(data []byte, nodeOf func(i int) *Node) ([]byt
 	return append(rw.out, data[rw.copied:]...), nil
 }
 
-// SameShape reports whether the trees a and b hold the same group-carrying paths of the same kinds, so that a
-// value moved from below one to below the other is stored in the same terms either way (a JSON patch's copy
-// from spec.infrastructureRef to spec.bootstrap.configRef). A nil tree and one without any group-carrying
-// leaf are the same shape.
+// SameShape reports whether the trees a and b hold the same group-carrying paths of the same kinds, map
+// keys included, so that a value moved from below one to below the other is stored in the same terms
+// either way (a JSON patch's copy from spec.infrastructureRef to spec.bootstrap.configRef). A nil tree and
+// one without any group-carrying leaf or key are the same shape.
 func SameShape(a, b *Node) bool {
 	if a.empty() || b.empty() {
 		return a.empty() && b.empty()
 	}
-	if a.Value != b.Value || !SameShape(a.Items, b.Items) || !SameShape(a.Values, b.Values) {
+	if a.Value != b.Value || a.Keys != b.Keys || !SameShape(a.Items, b.Items) || !SameShape(a.Values, b.Values) {
 		return false
 	}
 	for k, c := range a.Fields {
@@ -60,12 +60,12 @@ func SameShape(a, b *Node) bool {
 	return true
 }
 
-// empty reports whether no group-carrying leaf lies at or below n.
+// empty reports whether no group-carrying leaf or map key lies at or below n.
 func (n *Node) empty() bool {
 	if n == nil {
 		return true
 	}
-	if n.Value != NoValue || !n.Items.empty() || !n.Values.empty() {
+	if n.Value != NoValue || n.Keys != NoValue || !n.Items.empty() || !n.Values.empty() {
 		return false
 	}
 	for _, c := range n.Fields {

@@ -31,7 +31,12 @@ var (
 // the apiVersion of the object it writes: through the proxy the private groups do not exist, so that the
 // backend must refuse the object as it refuses one of any group it does not serve there, and not take it
 // as one of its private kinds. The names it maps to are UnservedGroup's.
-var ToUnserved = newUnserved()
+var ToUnserved = newUnserved(false)
+
+// FromUnserved maps each group of ToUnserved back to its private group: the group a client named where
+// the proxy sent the unserved one ("cluster.hypershift.openshift.io.invalid" ->
+// "cluster.hypershift.openshift.io").
+var FromUnserved = newUnserved(true)
 
 // unservedSuffix makes a private group's UnservedGroup.
 const unservedSuffix = ".invalid"
@@ -39,10 +44,17 @@ const unservedSuffix = ".invalid"
 // UnservedGroup returns the group ToUnserved maps a private group to.
 func UnservedGroup(private string) string { return private + unservedSuffix }
 
-func newUnserved() Direction {
+func newUnserved(reverse bool) Direction {
 	d := Direction{name: "ToUnserved", groups: make(map[string]string, len(upstream.Groups))}
+	if reverse {
+		d.name = "FromUnserved"
+	}
 	for _, g := range upstream.Groups {
-		d.groups[g.Private] = UnservedGroup(g.Private)
+		if reverse {
+			d.groups[UnservedGroup(g.Private)] = g.Private
+		} else {
+			d.groups[g.Private] = UnservedGroup(g.Private)
+		}
 	}
 	d.longestFirst = sources(d.groups)
 	return d
@@ -61,7 +73,7 @@ func newDirection(name string, reverse bool) Direction {
 	return d
 }
 
-// String returns "ToPrivate" or "ToUpstream".
+// String returns the direction's name: "ToPrivate", "ToUpstream", "ToUnserved" or "FromUnserved".
 func (d Direction) String() string { return d.name }
 
 // Group maps an API group. A group outside the table (including "" for the core group) is returned as is.

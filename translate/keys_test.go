@@ -185,6 +185,10 @@ func TestDirectionPointer(t *testing.T) {
 		{ToPrivate, "/apiVersion", "/apiVersion", APIVersionValue, false},
 		{ToPrivate, "", "", NoValue, false},
 		{ToPrivate, "spec/hard", "spec/hard", NoValue, true},
+		// The library drops what precedes the first "/": this is /spec/hard/<key>.
+		{ToPrivate, "x/spec/hard/count~1machines.cluster.x-k8s.io", "x/spec/hard/count~1machines.cluster.hypershift.openshift.io", NoValue, true},
+		{ToPrivate, "/spec/hard/count~1machines.cluster.x-k8s.io/-1", "/spec/hard/count~1machines.cluster.hypershift.openshift.io/-1", NoValue, true},
+		{ToPrivate, "/rules/-1/apiGroups/+0", "/rules/-1/apiGroups/+0", GroupValue, false},
 	} {
 		got, n := tc.d.Pointer(ruleAndQuotaPaths, tc.in)
 		if got != tc.want {

@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -355,8 +356,9 @@ func (n *Node) merge(o *Node) {
 	}
 }
 
-// Child returns the node one JSON pointer token below n: a field name, or an array index ("0", "-") or a map
-// key where n has Items or Values. It returns nil where nothing below carries a group.
+// Child returns the node one JSON pointer token (unescaped, see PointerTokens) below n: a field name, an
+// array index where n has Items (any token ArrayIndex accepts: "0", "00", "+1", "-1", "-"), or a map key
+// where n has Values. It returns nil where nothing below carries a group.
 func (n *Node) Child(token string) *Node {
 	if n == nil {
 		return nil
@@ -364,64 +366,98 @@ func (n *Node) Child(token string) *Node {
 	if c, ok := n.Fields[token]; ok {
 		return c
 	}
-	if n.Items != nil && isArrayIndex(token) {
+	if n.Items != nil && ArrayIndex(token) {
 		return n.Items
 	}
 	return n.Values
 }
 
-// Pointer returns the node at a JSON pointer (RFC 6901, e.g. "/spec/infrastructureRef"), or nil.
+// Pointer returns the node at a JSON pointer, read as kube-apiserver's JSON patch library reads it (see
+// PointerTokens: "/spec/infrastructureRef", "/metadata/ownerReferences/-1/apiVersion"), or nil.
 func (n *Node) Pointer(pointer string) *Node {
 	_, c := ToPrivate.Pointer(n, pointer)
 	return c
 }
 
-// Pointer translates the tokens of a JSON pointer (RFC 6901) that address map keys holding a group (where
-// the node above has Keys, e.g. "/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota), and
-// returns the pointer, escaped again, with the node it addresses (nil where nothing below carries a
-// group). A pointer with nothing to translate is returned as it is; one that does not start with "/" (not
-// a pointer the apiserver accepts) is returned with a nil node.
+// Pointer translates the tokens of a JSON pointer that address map keys holding a group (where the node
+// above has Keys, e.g. "/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota), and returns the
+// pointer, escaped again, with the node it addresses (nil where nothing below carries a group). The
+// pointer is read as kube-apiserver's JSON patch library reads it (PointerTokens): "" is the whole
+// document (n), a pointer without a "/" addresses nothing (nil), and whatever precedes the first "/" is
+// ignored and kept as it is. A pointer with nothing to translate is returned as it is.
 func (d Direction) Pointer(n *Node, pointer string) (string, *Node) {
-	if pointer == "" {
-		return pointer, n
-	}
-	if !strings.HasPrefix(pointer, "/") {
+	tokens, ok := PointerTokens(pointer)
+	if !ok {
 		return pointer, nil
 	}
-	tokens := strings.Split(pointer[1:], "/")
-	changed := false
+	var escaped []string // the pointer's pieces, as split, where a token changed
 	for i, tok := range tokens {
 		if n == nil {
 			break
 		}
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		if n.Keys != NoValue {
 			if to := d.Value(n.Keys, tok); to != tok {
-				tokens[i] = strings.ReplaceAll(strings.ReplaceAll(to, "~", "~0"), "/", "~1")
-				changed = true
+				if escaped == nil {
+					escaped = strings.Split(pointer, "/")
+				}
+				escaped[i+1] = escapePointerToken(to)
 			}
 		}
 		n = n.Child(tok)
 	}
-	if changed {
-		pointer = "/" + strings.Join(tokens, "/")
+	if escaped != nil {
+		pointer = strings.Join(escaped, "/")
 	}
 	return pointer, n
 }
 
-func isArrayIndex(s string) bool {
-	if s == "-" {
+// PointerTokens returns the reference tokens of a JSON pointer, unescaped, as kube-apiserver's JSON patch
+// library (gopkg.in/evanphx/json-patch.v4: findObject and decodePatchKey in patch.go) reads a patch
+// operation's path and from:
+//
+//   - the pointer is split at every "/", and the piece before the first "/" is dropped whatever it holds:
+//     "/apiVersion" and "x/apiVersion" both address the object's apiVersion (RFC 6901 would refuse the
+//     second);
+//   - a pointer without a "/" has no tokens: "" is the whole document (which only replace and test
+//     accept), any other addresses nothing (false);
+//   - each token is unescaped in one pass from left to right, "~1" to "/" and "~0" to "~" (so "~01" is
+//     "~1"); any other "~" is kept.
+//
+// How a token is read as an array index is ArrayIndex.
+func PointerTokens(pointer string) ([]string, bool) {
+	split := strings.Split(pointer, "/")
+	if len(split) < 2 {
+		return nil, pointer == ""
+	}
+	tokens := split[1:]
+	for i, tok := range tokens {
+		tokens[i] = pointerTokenDecoder.Replace(tok)
+	}
+	return tokens, true
+}
+
+// pointerTokenDecoder unescapes a JSON pointer token as the JSON patch library's rfc6901Decoder does.
+var pointerTokenDecoder = strings.NewReplacer("~1", "/", "~0", "~")
+
+// escapePointerToken is the inverse of pointerTokenDecoder: "~" to "~0", then "/" to "~1".
+func escapePointerToken(token string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
+}
+
+// ArrayIndex reports whether kube-apiserver's JSON patch library reads the (unescaped) token as an index
+// of an array (gopkg.in/evanphx/json-patch.v4, partialArray's get, set, add and remove): "-" (the end of
+// the array, where add appends; every other operation fails on it), or any integer strconv.Atoi parses:
+// an optional "+" or "-" sign and decimal digits ("0", "007", "+1", "-0"). A negative index counts from the
+// end (the library's SupportNegativeIndices, on in the apiserver): -1 is the last element, or, for add,
+// the end. Whether the index lies within the array is the library's to decide when it applies the
+// operation; a token ArrayIndex refuses ("1.0", " 1", "0x1", beyond the range of an int) fails every
+// operation on an array.
+func ArrayIndex(token string) bool {
+	if token == "-" {
 		return true
 	}
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	_, err := strconv.Atoi(token)
+	return err == nil
 }
 
 // JSON translates, in place, the group-carrying values below n of a value decoded by encoding/json

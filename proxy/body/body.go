@@ -449,7 +449,7 @@ type jsonPatchOperation struct {
 // object instead, see ResolveJSONPatch). An operation without a path is left as it is (the apiserver
 // refuses it). A body that is not a JSON array of objects is an error.
 func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, error) {
-	out, cross, err := jsonPatchOps(d, n, data)
+	out, cross, err := jsonPatchOps(d, n, data, false)
 	if err != nil {
 		return nil, err
 	}
@@ -470,8 +470,12 @@ type crossOp struct {
 }
 
 // jsonPatchOps translates a JSON patch as jsonPatch describes, and returns the copies and moves between
-// fields that name groups differently, which it leaves as they are, in the order of the patch.
-func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte) ([]byte, []crossOp, error) {
+// fields that name groups differently, which it leaves as they are, in the order of the patch. Pointers
+// are read as the apiserver's JSON patch library reads them (translate.Direction.Pointer). unserved says
+// that the patch writes an unserved group to the object's apiVersion (markJSONPatchUnserved): a copy or a
+// move out of the apiVersion to anywhere else is then returned too, since the value it carries may be the
+// unserved group, which must land as the private group the client named.
+func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte, unserved bool) ([]byte, []crossOp, error) {
 	var ops []json.RawMessage
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
 		return nil, nil, fmt.Errorf("decoding JSON patch: %w", err)
@@ -504,7 +508,8 @@ func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte) ([]byte
 				pointers[i][key] = translated
 			}
 		}
-		if (op.Op == "copy" || op.Op == "move") && op.From != nil && !translate.SameShape(from, path) {
+		if (op.Op == "copy" || op.Op == "move") && op.From != nil &&
+			(!translate.SameShape(from, path) || unserved && isAPIVersion(*op.From) && (op.Path == nil || !isAPIVersion(*op.Path))) {
 			c := crossOp{index: i, op: op.Op, from: *op.From, fromNode: from, pathNode: path}
 			if op.Path != nil {
 				c.path = *op.Path

@@ -48,9 +48,10 @@ const maxJSONPatchOperations = 10000
 // strict decoding names the same unknown and duplicate fields. The error means the patch could not be
 // parsed.
 func ResolveJSONPatch(data []byte, n *translate.Node, current []byte) ([]byte, error) {
-	out, cross, err := jsonPatchOps(translate.ToPrivate, n, data)
+	out, unserved, err := markJSONPatchUnserved(data, n)
+	var cross []crossOp
 	if err == nil {
-		out, err = markJSONPatchUnserved(out)
+		out, cross, err = jsonPatchOps(translate.ToPrivate, n, out, unserved)
 	}
 	if err != nil || len(cross) == 0 {
 		return out, err
@@ -108,11 +109,21 @@ func resolve(current []byte, before []json.RawMessage, op json.RawMessage, c cro
 	if !ok {
 		return nil, errFails
 	}
-	if value, err = translate.ToUpstream.Rewrite(c.fromNode, value); err != nil {
-		return nil, errFails
-	}
-	if value, err = translate.ToPrivate.Rewrite(c.pathNode, value); err != nil {
-		return nil, errFails
+	// From the backend's terms at from to the client's (an apiVersion the patch marked unserved is the
+	// private group the client named), then to the backend's at path (a private group the client names
+	// at the apiVersion is marked unserved).
+	for _, step := range []struct {
+		d translate.Direction
+		n *translate.Node
+	}{
+		{translate.ToUpstream, c.fromNode},
+		{translate.FromUnserved, unservedAt(c.from)},
+		{translate.ToUnserved, unservedAt(c.path)},
+		{translate.ToPrivate, c.pathNode},
+	} {
+		if value, err = step.d.Rewrite(step.n, value); err != nil {
+			return nil, errFails
+		}
 	}
 	var replacement json.RawMessage
 	if c.op == "copy" {
@@ -171,8 +182,11 @@ func apply(doc []byte, ops []json.RawMessage) (out []byte, err error) {
 // scratch is the member valueAt copies a value into: no object has it.
 const scratch = "\x00hypershift-capi-proxy"
 
-// valueAt returns the JSON value at pointer in doc, as the JSON patch library finds it (negative array
-// indices count from the end, "01" is 1), its bytes as they are in doc; false where there is none.
+// valueAt returns the JSON value at pointer in doc, as the JSON patch library finds it for a copy from
+// there (the library itself finds it: pointers read as translate.PointerTokens says, indices as
+// translate.ArrayIndex says: "-1" is the last element, "+0", "-0" and "00" the first, "-" none), its
+// bytes as they are in doc; false where there is none. The pointer "" is the whole document, as RFC 6901
+// says and replace and test take it (a copy from "" fails in the library).
 func valueAt(doc []byte, pointer string) ([]byte, bool) {
 	if pointer == "" {
 		return doc, true
@@ -189,9 +203,12 @@ func valueAt(doc []byte, pointer string) ([]byte, bool) {
 	return v, ok
 }
 
-// commonAncestor returns the deepest JSON pointer above (or at) both a and b.
+// commonAncestor returns the deepest JSON pointer above (or at) both a and b, read as the JSON patch
+// library reads them (the piece before the first "/" dropped, see translate.PointerTokens), in the "/..."
+// form. Tokens are compared as written: two spellings of one location ("0" and "00") make the ancestor
+// shallower, never wrong.
 func commonAncestor(a, b string) string {
-	ta, tb := strings.Split(a, "/"), strings.Split(b, "/")
+	ta, tb := strings.Split(a, "/")[1:], strings.Split(b, "/")[1:]
 	n := 0
 	for n < len(ta) && n < len(tb) && ta[n] == tb[n] {
 		n++
@@ -200,10 +217,10 @@ func commonAncestor(a, b string) string {
 		// One is at or above the other: the parent of the shorter, so that the replace has a place.
 		n--
 	}
-	if n <= 1 {
+	if n <= 0 {
 		return ""
 	}
-	return strings.Join(ta[:n], "/")
+	return "/" + strings.Join(ta[:n], "/")
 }
 
 // withMembers returns the operation op with the values of set in place of its members of the same names
@@ -265,26 +282,66 @@ func mustOp(op map[string]any) json.RawMessage {
 	return b
 }
 
-// markJSONPatchUnserved rewrites the values that JSON patch operations write to, or test at, an object's
-// own apiVersion ("/apiVersion") where they name a private group, as markUnserved does for objects; a
-// patch that names no private group is returned as it is. Malformed JSON is an error.
-func markJSONPatchUnserved(data []byte) ([]byte, error) {
+// markJSONPatchUnserved rewrites, in a JSON patch along the tree n (the paths of the patched kind), the
+// private groups that the client names where the apiserver could not hold them, to translate.ToUnserved's
+// groups, and reports whether an operation writes one to the object's apiVersion:
+//
+//   - in the values that operations write to the object's own apiVersion (a path the library reads as
+//     "/apiVersion", or the whole document, see unservedAt), as markUnserved does for objects: the backend
+//     must refuse the object as an apiserver that does not serve the private group refuses it;
+//   - in the values of test operations, along n at their path: a test passes exactly where its value is
+//     what a read through the proxy shows there, which names no private group where n says a group is.
+//
+// Elsewhere a private group is data, stored as the client sent it. A patch that names no private group
+// is returned as it is. It runs on the client's patch, before its upstream groups are translated to
+// private ones, which it must not mark. Malformed JSON is an error.
+func markJSONPatchUnserved(data []byte, n *translate.Node) ([]byte, bool, error) {
 	if !groupnames.Mentions(translate.ToUpstream, data) {
-		return data, nil
+		return data, false, nil
 	}
 	var ops []json.RawMessage
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	nodes := make([]*translate.Node, len(ops))
+	writes, tests := make([]*translate.Node, len(ops)), make([]*translate.Node, len(ops))
 	for i, raw := range ops {
 		var op jsonPatchOperation
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if op.Path != nil && *op.Path == "/apiVersion" {
-			nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": apiVersionPaths.Fields["apiVersion"]}}
+		if op.Path == nil {
+			continue
+		}
+		if op.Op == "test" {
+			// n holds the apiVersion too; unservedAt for a tree without it.
+			if at := n.Pointer(*op.Path); at != nil {
+				tests[i] = &translate.Node{Fields: map[string]*translate.Node{"value": at}}
+			} else if at := unservedAt(*op.Path); at != nil {
+				tests[i] = &translate.Node{Fields: map[string]*translate.Node{"value": at}}
+			}
+		} else if at := unservedAt(*op.Path); at != nil {
+			writes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": at}}
 		}
 	}
-	return translate.ToUnserved.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
+	out, err := translate.ToUnserved.RewriteElements(data, func(i int) *translate.Node { return writes[i] })
+	if err != nil {
+		return nil, false, err
+	}
+	written := !bytes.Equal(out, data)
+	out, err = translate.ToUnserved.RewriteElements(out, func(i int) *translate.Node { return tests[i] })
+	return out, written, err
+}
+
+// unservedAt returns the tree of the object's own apiVersion (apiVersionPaths) below a JSON pointer, read
+// as the apiserver's JSON patch library reads it (translate.Direction.Pointer): the apiVersion itself at
+// "/apiVersion" (or "x/apiVersion", the same to the library), the whole tree at "" (the whole
+// document, which replace and test take), else nil.
+func unservedAt(pointer string) *translate.Node {
+	return apiVersionPaths.Pointer(pointer)
+}
+
+// isAPIVersion reports whether the JSON patch library reads pointer as the object's own apiVersion.
+func isAPIVersion(pointer string) bool {
+	n := unservedAt(pointer)
+	return n != nil && n.Value == translate.APIVersionValue
 }

@@ -18,6 +18,10 @@ func TestResolveJSONPatch(t *testing.T) {
 	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
 	const current = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7"},` +
 		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`
+	// owned is current with owners.
+	const owned = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7",` +
+		`"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"1"},{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"2"}]},` +
+		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`
 	for _, tc := range []struct {
 		name, patch, current string
 		// want is the object after the resolved patch; empty: the patch must fail.
@@ -45,6 +49,21 @@ func TestResolveJSONPatch(t *testing.T) {
 		{"move under itself fails", `[{"op":"move","from":"/spec","path":"/spec/differential"}]`, current, "", 1},
 		{"an earlier failure fails", `[{"op":"remove","path":"/spec/missing"},{"op":"copy","from":"/spec","path":"/spec/differential"}]`, current, "", 2},
 		{"no object fails", `[{"op":"copy","from":"/spec","path":"/spec/differential"}]`, "", "", 1},
+		{"copy from a negative index into an annotation", `[{"op":"add","path":"/metadata/annotations","value":{}},{"op":"copy","from":"/metadata/ownerReferences/-1/apiVersion","path":"/metadata/annotations/a"}]`, owned,
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7","annotations":{"a":"cluster.x-k8s.io/v1beta2"},` +
+				`"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"1"},{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"2"}]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`, 3},
+		{"an apiVersion written unserved is copied as the client named it", `[{"op":"add","path":"/metadata/annotations","value":{}},` +
+			`{"op":"replace","path":"/apiVersion","value":"cluster.hypershift.openshift.io/v1beta2"},{"op":"copy","from":"/apiVersion","path":"/metadata/annotations/a"},` +
+			`{"op":"replace","path":"/apiVersion","value":"cluster.x-k8s.io/v1beta2"}]`, owned,
+			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7","annotations":{"a":"cluster.hypershift.openshift.io/v1beta2"},` +
+				`"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"1"},{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"2"}]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`, 5},
+		{"a private group copied to the apiVersion is unserved", `[{"op":"add","path":"/metadata/annotations","value":{"a":"cluster.hypershift.openshift.io/v1beta2"}},` +
+			`{"op":"copy","from":"/metadata/annotations/a","path":"/apiVersion"}]`, owned,
+			`{"apiVersion":"cluster.hypershift.openshift.io.invalid/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7","annotations":{"a":"cluster.hypershift.openshift.io/v1beta2"},` +
+				`"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"1"},{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"2"}]},` +
+				`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cur []byte
@@ -69,7 +88,11 @@ func TestResolveJSONPatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := p.Apply([]byte(current))
+			target := current
+			if tc.current != "" {
+				target = tc.current
+			}
+			got, err := p.Apply([]byte(target))
 			if tc.want == "" {
 				if err == nil {
 					t.Errorf("the resolved patch %s applies: %s", out, got)
@@ -85,7 +108,7 @@ func TestResolveJSONPatch(t *testing.T) {
 			if strings.Contains(string(out), `"path":""`) {
 				return
 			}
-			if _, err := p.Apply([]byte(strings.Replace(current, `"resourceVersion":"7"`, `"resourceVersion":"8"`, 1))); err == nil {
+			if _, err := p.Apply([]byte(strings.Replace(target, `"resourceVersion":"7"`, `"resourceVersion":"8"`, 1))); err == nil {
 				t.Errorf("the resolved patch %s applies to a newer object", out)
 			}
 		})

@@ -198,8 +198,10 @@ func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any)
 // jsonPatch), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
 // Content-Type, as ObjectToPrivate does: the body as it is when nothing needed translating or it cannot be
 // parsed, else its translation (a YAML apply patch as JSON, which is YAML too; CBOR stays CBOR).
-// A JSON patch that copies or moves a value between fields that name groups differently is ErrObjectNeeded
-// (see ResolveJSONPatch).
+// A private group the client names at an object's apiVersion (in a merge or apply patch, or a JSON patch's
+// value there) or in a JSON patch's test where a group is (markJSONPatchUnserved) is sent as
+// translate.ToUnserved's group, before the upstream groups are translated. A JSON patch that copies or moves
+// a value between fields that name groups differently is ErrObjectNeeded (see ResolveJSONPatch).
 func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var (
@@ -213,12 +215,17 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 			out, err = Paths(translate.ToPrivate, out, n)
 		}
 	case JSONPatch:
-		var cross []crossOp
-		if out, cross, err = jsonPatchOps(translate.ToPrivate, n, data); err == nil && len(cross) > 0 {
-			return nil, "", ErrObjectNeeded
-		}
-		if err == nil {
-			out, err = markJSONPatchUnserved(out)
+		// The client's private groups are marked before its upstream groups are translated to private
+		// ones, as for a merge patch: the other way round, a test of the apiVersion the object has would
+		// fail.
+		var (
+			cross    []crossOp
+			unserved bool
+		)
+		if out, unserved, err = markJSONPatchUnserved(data, n); err == nil {
+			if out, cross, err = jsonPatchOps(translate.ToPrivate, n, out, unserved); err == nil && len(cross) > 0 {
+				return nil, "", ErrObjectNeeded
+			}
 		}
 	case ApplyPatchYAML:
 		var j []byte

@@ -93,6 +93,12 @@ func TestWrites(t *testing.T) {
 		{"json patch of spec", "", body.JSONPatch, `[{"op":"replace","path":"/spec/names/plural","value":"x"}]`, "", true},
 		{"json patch moving spec away", "", body.JSONPatch, `[{"op":"move","from":"/spec/scope","path":"/metadata/annotations/x"}]`, "", true},
 		{"json patch of the name", "", body.JSONPatch, `[{"op":"replace","path":"/metadata/name","value":"x"}]`, "", true},
+		// The apiserver's JSON patch library drops what precedes a pointer's first "/".
+		{"json patch of spec without a leading slash", "", body.JSONPatch, `[{"op":"replace","path":"x/spec/names/plural","value":"x"}]`, "", true},
+		{"json patch moving spec away without a leading slash", "", body.JSONPatch, `[{"op":"move","from":"spec/spec","path":"/metadata/annotations/x"}]`, "", true},
+		{"json patch of the name without a leading slash", "", body.JSONPatch, `[{"op":"replace","path":"metadata/metadata/name","value":"x"}]`, "", true},
+		{"json patch of the whole object", "", body.JSONPatch, `[{"op":"replace","path":"","value":{}}]`, "", true},
+		{"json patch of a path that addresses nothing", "", body.JSONPatch, `[{"op":"add","path":"spec","value":{}}]`, `[{"op":"add","path":"spec","value":{}}]`, false},
 		{"unknown patch type", "", "application/cbor", `{}`, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

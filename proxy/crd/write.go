@@ -59,7 +59,8 @@ func (n *Names) Patch(upstreamName, subresource, mediaType string, data []byte) 
 
 // checkJSONPatch refuses operations that write to or move out of spec, the name or the whole document.
 // The operations are read as the apiserver's JSON patch implementation (gopkg.in/evanphx/json-patch.v4,
-// a map per operation) reads them: member names match exactly, and the last of repeated members wins.
+// a map per operation) reads them: member names match exactly, and the last of repeated members wins;
+// pointers as translate.PointerTokens says ("x/spec/group" is "/spec/group" there).
 func checkJSONPatch(upstreamName string, data []byte) error {
 	var ops []struct {
 		Op   string  `json:"op"`
@@ -77,7 +78,13 @@ func checkJSONPatch(upstreamName string, data []byte) error {
 			if p == nil {
 				continue
 			}
-			if *p == "" || *p == "/metadata" || *p == "/metadata/name" || *p == "/spec" || strings.HasPrefix(*p, "/spec/") {
+			tokens, ok := translate.PointerTokens(*p)
+			if !ok {
+				continue // addresses nothing: the operation fails
+			}
+			switch {
+			case len(tokens) == 0, tokens[0] == "spec",
+				tokens[0] == "metadata" && (len(tokens) == 1 || len(tokens) == 2 && tokens[1] == "name"):
 				return specForbidden(upstreamName)
 			}
 		}

@@ -39,7 +39,9 @@ type Quote struct {
 // TranslateQuoting is Translate for the Status answering a request whose body the proxy rewrote: where a
 // message quotes the body as the backend got it (the Sent text of one of quotes, e.g. in kube-apiserver's
 // "Object 'Kind' is missing in '<body>'"), the client's own text is put in its place as it is, and only the
-// rest of the message is translated. Quotes are found leftmost, and longest first where several start at
+// rest of the message is translated; a details.group that is the Sent text of a quote (the unserved group
+// the proxy sent for a private one, which the apiserver names when a patch sets the apiVersion) becomes
+// its Client text. Quotes are found leftmost, and longest first where several start at
 // the same place.
 func TranslateQuoting(d translate.Direction, data []byte, quotes []Quote) ([]byte, error) {
 	if len(quotes) == 0 && !groupnames.Mentions(d, data) {
@@ -55,6 +57,13 @@ func TranslateQuoting(d translate.Direction, data []byte, quotes []Quote) ([]byt
 	}
 	group := func(s string) string {
 		t := d.Group(s)
+		for _, q := range quotes {
+			// The whole group is one the proxy sent for the client's (translate.ToUnserved's).
+			if q.Sent == s {
+				t = q.Client
+				break
+			}
+		}
 		changed = changed || t != s
 		return t
 	}

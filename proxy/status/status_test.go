@@ -132,3 +132,15 @@ func TestTranslateQuoting(t *testing.T) {
 		t.Errorf("cause message = %q, want %q", got.Details.Causes[0].Message, client)
 	}
 }
+
+// TestTranslateQuotingGroup: a details.group the proxy sent for the client's group is the client's.
+func TestTranslateQuotingGroup(t *testing.T) {
+	in := []byte(`{"kind":"Status","apiVersion":"v1","details":{"name":"m","group":"cluster.hypershift.openshift.io.invalid","kind":"Machine"},"code":422}`)
+	out, err := TranslateQuoting(translate.ToUpstream, in, []Quote{{Sent: "cluster.hypershift.openshift.io.invalid", Client: "cluster.hypershift.openshift.io"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"kind":"Status","apiVersion":"v1","details":{"name":"m","group":"cluster.hypershift.openshift.io","kind":"Machine"},"code":422}`; string(out) != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+}

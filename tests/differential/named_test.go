@@ -34,23 +34,28 @@ func field(t *testing.T, data []byte, path string) any {
 	return v
 }
 
-// stored reads an object of the proxied side from the backend, in its private group, as the admin.
+// stored reads an object of the proxied side from the backend, in its private group, as the admin. A
+// built-in object (an /api/v1 path) is read at its own path.
 func stored(t *testing.T, upstreamPath string) []byte {
 	t.Helper()
-	// /apis/<group>/...: the proxied side's object lives in the private twin of <group>.
-	rest, ok := strings.CutPrefix(upstreamPath, "/apis/")
-	if !ok {
-		t.Fatalf("not an /apis path: %s", upstreamPath)
-	}
-	group, tail, _ := strings.Cut(rest, "/")
-	private, ok := upstream.PrivateGroup(group)
-	if !ok {
-		t.Fatalf("%s is not a mapped group", group)
+	backendPath := strings.ReplaceAll(upstreamPath, nsPlaceholder, nsProxied)
+	if !strings.HasPrefix(upstreamPath, "/api/") {
+		// /apis/<group>/...: the proxied side's object lives in the private twin of <group>.
+		rest, ok := strings.CutPrefix(upstreamPath, "/apis/")
+		if !ok {
+			t.Fatalf("not an /apis path: %s", upstreamPath)
+		}
+		group, tail, _ := strings.Cut(rest, "/")
+		private, ok := upstream.PrivateGroup(group)
+		if !ok {
+			t.Fatalf("%s is not a mapped group", group)
+		}
+		backendPath = "/apis/" + private + "/" + strings.ReplaceAll(tail, nsPlaceholder, nsProxied)
 	}
 	s := theSides(t)
-	ex := send(t, nil, 0, s[0], request{method: http.MethodGet, path: "/apis/" + private + "/" + strings.ReplaceAll(tail, nsPlaceholder, nsProxied)})
+	ex := send(t, nil, 0, s[0], request{method: http.MethodGet, path: backendPath})
 	if ex.status != http.StatusOK {
-		t.Fatalf("reading the stored object %s: %d %s", tail, ex.status, ex.body)
+		t.Fatalf("reading the stored object %s: %d %s", backendPath, ex.status, ex.body)
 	}
 	return ex.body
 }
@@ -169,6 +174,8 @@ func testNamed(t *testing.T) {
 			t.Errorf("directly: %d, want 404", ex[0].status)
 		}
 	})
+
+	t.Run("JSON patch pointers and indices", testJSONPatchPointers)
 
 	t.Run("IBMVPCMachine deleteVolumeOnInstanceDelete false kept", func(t *testing.T) {
 		body := `{"apiVersion":"infrastructure.cluster.x-k8s.io/v1beta2","kind":"IBMVPCMachine","metadata":{"name":"dv","namespace":"` + nsPlaceholder + `"},` +
