@@ -23,10 +23,10 @@
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
 // calls over TLS when a client asks for another version than the stored one, and converts in process
 // where the backend does not serve a version a client asks for (package adapt). Conversions resolve the
-// apiVersion of referenced kinds without a route (HyperShift's HostedControlPlane) from the contract
-// labels of their CRDs, which the proxy watches (metadata only) with its own identity: the kubeconfig's
-// credentials, also in pass-through mode, or the pod's service account. That identity needs get, list
-// and watch on customresourcedefinitions; /readyz waits for the first list.
+// apiVersion of referenced kinds (HyperShift's HostedControlPlane as much as a routed AWSMachine) from the
+// contract labels of their CRDs, as CAPI's do, which the proxy watches (metadata only) with its own
+// identity: the kubeconfig's credentials, also in pass-through mode, or the pod's service account. That
+// identity needs get, list and watch on customresourcedefinitions; /readyz waits for the first list.
 //
 // With --admission-webhook=MANAGER=URL (repeatable) it serves the admission webhooks of the CAPI
 // managers and providers on the private groups (apis/private/webhooks) at /admission/MANAGER/..., and
@@ -282,14 +282,14 @@ func (o *options) backend() (*rest.Config, error) {
 	return &rest.Config{Host: o.backendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.backendCAFile}}, nil
 }
 
-// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of kinds without
-// a route (HyperShift's HostedControlPlane) for conversions, with the proxy's own identity: the
-// kubeconfig's credentials, or the pod's service account without --kubeconfig. With --backend-url the
-// proxy has no identity, and it returns nil: converting an object that references such a kind to v1beta1
-// then fails.
+// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of referenced
+// kinds for conversions (convert.Converter.APIVersion), with the proxy's own identity: the kubeconfig's
+// credentials, or the pod's service account without --kubeconfig. With --backend-url the proxy has no
+// identity, and it returns nil: routed kinds are then resolved from the route table, and converting an
+// object that references another kind to v1beta1 fails.
 func (o *options) crdCache(ctx context.Context, backend *rest.Config) (*crdcache.Cache, error) {
 	if o.backendURL != "" {
-		klog.InfoS("No identity of the proxy's own (--backend-url): kinds without a route cannot be resolved for conversions")
+		klog.InfoS("No identity of the proxy's own (--backend-url): conversions resolve referenced kinds from the route table only")
 		return nil, nil
 	}
 	c, err := crdcache.New(backend)
