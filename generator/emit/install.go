@@ -63,6 +63,9 @@ func hostedControlPlaneSubject(role string) string {
 //     configurations (emit.Webhooks), CA injection asked for; in no overlay, since they refuse writes
 //     unless the proxy forwards them (--admission-webhook);
 //   - config/proxy-rbac: the proxy's own ClusterRole (install.ProxyClusterRole);
+//   - config/network-policy: the shared topology's NetworkPolicy that lets only the host network (where
+//     kube-apiserver runs) reach the webhook port (install.WebhookNetworkPolicy); in no overlay, since it
+//     selects kube-apiserver as OpenShift's OVN-Kubernetes alone does;
 //   - config/hosted-control-plane: for each generated role, a namespaced Role with its rules and a
 //     RoleBinding to the CAPI manager's or provider's service account, for the namespace an overlay sets;
 //   - config/monitoring: ServiceMonitor and PrometheusRule (install.ServiceMonitor, install.Alerts);
@@ -101,6 +104,10 @@ func (e *Emitter) Install(roles []upstream.RoleSource, module func(path string) 
 
 	files["proxy-rbac/clusterrole.yaml"] = []any{install.ProxyClusterRole()}
 	kustomizations["proxy-rbac"] = kustomization{Resources: []string{"clusterrole.yaml"}}
+
+	// Not in the overlays: added to config/shared where the network plugin matches its selector.
+	files["network-policy/networkpolicy.yaml"] = []any{install.WebhookNetworkPolicy("")}
+	kustomizations["network-policy"] = kustomization{Resources: []string{"networkpolicy.yaml"}}
 
 	hcp, err := e.hostedControlPlaneRoles(roles)
 	if err != nil {
