@@ -34,9 +34,9 @@
 // Admission); install-crds --admission-webhooks installs their configurations pointed at the proxy. The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
-// --webhook-listen adds a TLS listener serving only /convert (with --webhook-tls-cert-file and
-// --webhook-tls-private-key-file, or the API listener's certificate), for the apiserver to reach when
-// --listen is loopback. Serving certificates and the backend's CA file are reloaded when their files
+// --webhook-listen adds a TLS listener serving only /convert and the admission webhooks, with the same
+// handlers as the API listener (with --webhook-tls-cert-file and --webhook-tls-private-key-file, or the
+// API listener's certificate), for the apiserver to reach when --listen is loopback. Serving certificates and the backend's CA file are reloaded when their files
 // change (controller-runtime's certwatcher, k8s.io/apiserver's DynamicFileCAContent): new connections use
 // the new ones, open connections and their watches go on.
 //
@@ -393,6 +393,9 @@ func (o *options) run(ctx context.Context) error {
 		converter.ResolveWithCRDs(crdMeta)
 	}
 	opts.Converter = converter
+	// One conversion webhook and one admission handler serve both listeners: one set of turns and one
+	// memory budget each (package webhook).
+	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m})
 	if opts.Admission, err = o.admission(table, m); err != nil {
 		return err
 	}
@@ -404,7 +407,7 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	webhooks, err := o.webhookServer(ctx, converter, opts.Admission, m)
+	webhooks, err := o.webhookServer(ctx, opts.Webhook, opts.Admission)
 	if err != nil {
 		return err
 	}
@@ -413,7 +416,10 @@ func (o *options) run(ctx context.Context) error {
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       90 * time.Second,
-		// No ReadTimeout or WriteTimeout: watches and upgraded connections are long-running.
+		// No ReadTimeout or WriteTimeout: watches and upgraded connections are long-running, and Go's
+		// HTTP/1 server cancels a request's context when a read deadline passes. The webhooks served
+		// here bound their own requests (webhook.ReadTimeout, webhook.WriteTimeout), as kube-apiserver's
+		// secure serving sets neither and bounds its requests by their handlers.
 		ErrorLog: klog.NewStandardLogger("WARNING"),
 	}
 	if !o.insecureServeHTTP {
