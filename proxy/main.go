@@ -111,6 +111,8 @@ type options struct {
 	webhookListen      string
 	webhookTLSCertFile string
 	webhookTLSKeyFile  string
+	// conversionMaxHeldBytes is webhook.Options.MaxHeldBytes.
+	conversionMaxHeldBytes int64
 
 	admissionWebhooks      []string
 	admissionWebhookCAFile string
@@ -162,6 +164,7 @@ Commands:
 	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the webhooks (conversion at /convert, admission with --admission-webhook), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (they stay served on --listen).")
 	fs.StringVar(&o.webhookTLSCertFile, "webhook-tls-cert-file", "", "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
 	fs.StringVar(&o.webhookTLSKeyFile, "webhook-tls-private-key-file", "", "PEM private key of --webhook-tls-cert-file.")
+	fs.Int64Var(&o.conversionMaxHeldBytes, "conversion-webhook-max-held-bytes", webhook.DefaultMaxHeldBytes, fmt.Sprintf("Bytes of ConversionReviews the conversion webhook holds at once, on both listeners, as they are read, wait for their turn and are converted; a review beyond it is answered 429. The proxy's memory grows by about 3 times this at most. Below %d (one review's bound), the largest reviews are refused (413); 0 means the default.", webhook.MaxBodyBytes))
 	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
 
@@ -395,7 +398,7 @@ func (o *options) run(ctx context.Context) error {
 	opts.Converter = converter
 	// One conversion webhook and one admission handler serve both listeners: one set of turns and one
 	// memory budget each (package webhook).
-	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m})
+	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m, MaxHeldBytes: o.conversionMaxHeldBytes})
 	if opts.Admission, err = o.admission(table, m); err != nil {
 		return err
 	}

@@ -200,6 +200,9 @@ func (w *webhookServer) serve() error {
 
 // validateWebhook checks the --webhook-* flags.
 func (o *options) validateWebhook() error {
+	if o.conversionMaxHeldBytes < 0 {
+		return errors.New("--conversion-webhook-max-held-bytes must not be negative")
+	}
 	if (o.webhookTLSCertFile == "") != (o.webhookTLSKeyFile == "") {
 		return errors.New("--webhook-tls-cert-file and --webhook-tls-private-key-file go together")
 	}

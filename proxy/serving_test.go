@@ -20,6 +20,7 @@ func TestValidateWebhook(t *testing.T) {
 		{"no certificate", options{webhookListen: ":9444", insecureServeHTTP: true}, false},
 		{"half a certificate", options{webhookListen: ":9444", webhookTLSCertFile: "c", tlsCertFile: "c", tlsKeyFile: "k"}, false},
 		{"a certificate without a listener", options{webhookTLSCertFile: "c", webhookTLSKeyFile: "k"}, false},
+		{"a negative budget", options{conversionMaxHeldBytes: -1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.o.validateWebhook(); (err == nil) != tc.ok {
