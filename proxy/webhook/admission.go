@@ -194,7 +194,10 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	l.operation = operationLabel(head.Request.Operation)
 
-	done, ok := a.limits.turns.wait(r.Context())
+	// Past the write deadline no answer reaches the apiserver: the manager's server is not waited for.
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(a.limits.writeTimeout))
+	defer cancel()
+	done, ok := a.limits.turns.wait(ctx)
 	if !ok {
 		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
 		fail(apierrors.NewTooManyRequests("the admission webhook is busy serving other reviews", 1), "")
@@ -208,7 +211,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	target := server.JoinPath(path)
 	target.RawQuery = r.URL.RawQuery
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(out))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(out))
 	if err != nil {
 		fail(apierrors.NewInternalError(err), "translation")
 		return
@@ -217,7 +220,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.client.Do(req)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			fail(apierrors.NewTimeoutError(fmt.Sprintf("the %s webhook server did not answer in time: %v", manager, err), 0), "timeout")
 			return
 		}

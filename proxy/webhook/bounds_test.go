@@ -375,3 +375,29 @@ func TestWriteReviewAsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestConversionStopsWithItsCaller: a review whose caller goes away (the apiserver's timeout) stops
+// converting, and gives its turn and bytes back, rather than converting for no one.
+func TestConversionStopsWithItsCaller(t *testing.T) {
+	h := newHandler(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	h.convertObject = func(obj []byte, apiVersion string) ([]byte, error) {
+		if calls.Add(1) == 1 {
+			cancel()
+		}
+		return obj, nil
+	}
+	objs := objects(10 * parallelAbove)
+	rec := serve(h, ctx, review(objs...))
+	if s := statusOf(t, rec); rec.Code != http.StatusGatewayTimeout || !strings.Contains(s.Message, "not converted in time") {
+		t.Errorf("a review whose caller went away: %d %s", rec.Code, rec.Body)
+	}
+	if n := calls.Load(); n >= int64(len(objs)) {
+		t.Errorf("%d of %d objects converted for a caller that went away", n, len(objs))
+	}
+	if got := held(h.limits.budget); got != 0 {
+		t.Errorf("%d bytes still held", got)
+	}
+}

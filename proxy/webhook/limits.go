@@ -24,7 +24,9 @@ import (
 // request, so none may hold the handler's memory or its turns for long:
 //
 //   - time: a request's body must have arrived ReadTimeout after its handler started, and its answer
-//     be written WriteTimeout after it. The handlers set these deadlines on the request's connection
+//     be written WriteTimeout after it; a request still being served then (a review converting, an
+//     admission review waiting for the manager's server) stops, as when its caller goes away (504
+//     Timeout, which no one may read), giving its turn and bytes back. The handlers set these deadlines on the request's connection
 //     (HTTP/1) or stream (HTTP/2) themselves (http.ResponseController), so that they hold on a listener
 //     that serves watches too and has no http.Server ReadTimeout (the proxy's API listener), and they
 //     lift the read deadline once the body is read: Go's HTTP/1 server cancels a request's context

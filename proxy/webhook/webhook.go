@@ -51,6 +51,7 @@ package webhook
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,14 +203,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := review.request
 	kind, desired = h.labels(req.desiredAPIVersion, req.objects)
 
-	done, ok := h.limits.turns.wait(r.Context())
+	// Past the write deadline no answer reaches the caller: nothing is converted for it after.
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(h.limits.writeTimeout))
+	defer cancel()
+	done, ok := h.limits.turns.wait(ctx)
 	if !ok {
 		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
 		writeStatus(rec, apierrors.NewTooManyRequests("the conversion webhook is busy converting other reviews", 1))
 		return
 	}
 	defer done()
-	converted, result, failed := h.review(req.uid, req.desiredAPIVersion, req.objects)
+	converted, result, failed, err := h.review(ctx, req.uid, req.desiredAPIVersion, req.objects)
+	if err != nil {
+		// The caller went away, or the write deadline passed: what is written likely reaches no one.
+		writeStatus(rec, apierrors.NewTimeoutError(fmt.Sprintf("the review was not converted in time: %v", err), 0))
+		return
+	}
 	rec.failed = failed
 	req.objects = nil
 	writeReview(rec, review, converted, result)
@@ -248,7 +257,7 @@ func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv
 	for i, o := range req.Objects {
 		objects[i] = o.Raw
 	}
-	converted, result, _ := h.review(req.UID, req.DesiredAPIVersion, objects)
+	converted, result, _, _ := h.review(context.Background(), req.UID, req.DesiredAPIVersion, objects)
 	resp := &apiextensionsv1.ConversionResponse{UID: req.UID, Result: result}
 	if converted != nil {
 		resp.ConvertedObjects = make([]kruntime.RawExtension, len(converted))
@@ -263,12 +272,12 @@ func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv
 // that the collector may free what the review read while it converts the rest, and returns the
 // converted objects (nil for a failure), the result, and the code the review is counted with in the
 // metrics: 422 for an object that does not convert, 500 for a conversion that panicked, 0 for a
-// success.
-func (h *Handler) review(uid types.UID, desiredAPIVersion string, objects [][]byte) ([][]byte, metav1.Status, int) {
+// success. It stops converting when ctx ends, and returns ctx's error then.
+func (h *Handler) review(ctx context.Context, uid types.UID, desiredAPIVersion string, objects [][]byte) ([][]byte, metav1.Status, int, error) {
 	converted := make([][]byte, len(objects))
 	errs := make([]error, len(objects))
 	convertFrom := func(next func() int) {
-		for i := next(); i < len(objects); i = next() {
+		for i := next(); i < len(objects) && ctx.Err() == nil; i = next() {
 			obj := objects[i]
 			objects[i] = nil
 			converted[i], errs[i] = h.convert(obj, desiredAPIVersion)
@@ -283,6 +292,9 @@ func (h *Handler) review(uid types.UID, desiredAPIVersion string, objects [][]by
 	}
 	convertFrom(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, metav1.Status{}, 0, err
+	}
 	for _, err := range errs {
 		if err == nil {
 			continue
@@ -301,9 +313,9 @@ func (h *Handler) review(uid types.UID, desiredAPIVersion string, objects [][]by
 				code = http.StatusInternalServerError
 			}
 		}
-		return nil, result, code
+		return nil, result, code, nil
 	}
-	return converted, metav1.Status{Status: metav1.StatusSuccess}, 0
+	return converted, metav1.Status{Status: metav1.StatusSuccess}, 0, nil
 }
 
 // writeReview writes the ConversionReview that answers review: its apiVersion and kind, and a response
