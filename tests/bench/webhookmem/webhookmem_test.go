@@ -11,7 +11,9 @@
 // was returned), its peak RSS while serving it (VmHWM, reset just before: proc(5) clear_refs "5"), the
 // growth, and the growth as a multiple of the review's size (growth-x); the Go heap in use after the
 // review (go_memstats_heap_inuse_bytes). Each case runs in a proxy of its own. -proxy-bin measures
-// another build of the proxy (an older one, to compare).
+// another build of the proxy (an older one, to compare). A review must be converted and answered within
+// the webhook's write timeout (40 s, as the apiserver waits 30 s): on a busy machine a review of 250 MiB,
+// or four of 64 MiB at once, may not be, and its case fails with the stream the proxy reset.
 package webhookmem
 
 import (
