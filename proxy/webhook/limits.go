@@ -23,16 +23,17 @@ import (
 // (Admission) alike, on whichever listener serves them. Anyone who reaches a listener can send a
 // request, so none may hold the handler's memory or its turns for long:
 //
-//   - time: a request's body must have arrived ReadTimeout after its handler started, and its answer
-//     be written WriteTimeout after it; a request still being served then (a review converting, an
-//     admission review waiting for the manager's server) stops, as when its caller goes away (504
-//     Timeout, which no one may read), giving its turn and bytes back. The handlers set these deadlines on the request's connection
-//     (HTTP/1) or stream (HTTP/2) themselves (http.ResponseController), so that they hold on a listener
-//     that serves watches too and has no http.Server ReadTimeout (the proxy's API listener), and they
-//     lift the read deadline once the body is read: Go's HTTP/1 server cancels a request's context
-//     when a read on its connection fails, which a read deadline passing while the handler converts
-//     would do. The webhook listener (--webhook-listen) serves nothing else and sets the same values as
-//     its http.Server's ReadTimeout and WriteTimeout, for every path;
+//   - time: a request's body must have arrived ReadTimeout after its handler started (408 otherwise),
+//     and its answer be written WriteTimeout after it; a request still being served then (a review
+//     converting, an admission review waiting for the manager's server) stops, as when its caller goes
+//     away (504 Timeout, which no one may read), giving its turn and bytes back. The handlers set these
+//     deadlines on the request's connection (HTTP/1) or stream (HTTP/2) themselves
+//     (http.ResponseController), so that they hold on a listener that serves watches too and has no
+//     http.Server ReadTimeout (the proxy's API listener), and they lift the read deadline once the body
+//     is read: Go's HTTP/1 server cancels a request's context when a read on its connection fails, which
+//     a read deadline passing while the handler converts would do. The webhook listener
+//     (--webhook-listen) serves nothing else and sets the same values as its http.Server's ReadTimeout
+//     and WriteTimeout, for every path;
 //   - memory: the bytes a handler holds of the requests it reads, waits with and serves are charged to
 //     a budget of its own (Options.MaxHeldBytes, AdmissionOptions.MaxHeldBytes) as they are allocated,
 //     which is as they arrive: a buffer grows with what the client sent (to at most twice that, and
@@ -43,7 +44,7 @@ import (
 //   - turns: a request takes one of the handler's turns (Options.MaxConcurrentReviews,
 //     AdmissionOptions.MaxConcurrentReviews) only once its body is read, so that a client that is slow
 //     to send holds none; a request waits for its turn until its own context ends (the apiserver's
-//     timeout), and is then answered 429.
+//     timeout) or its write deadline passes, and is then answered 429.
 //
 // One Handler and one Admission serve both listeners of a proxy (one set of turns and one budget
 // each), and record every request in the metrics (capi_proxy_webhook_held_bytes and
