@@ -30,6 +30,40 @@ func TestShared(t *testing.T) {
 	}
 }
 
+// TestWebhookNetworkPolicy: the policy selects the shared Deployment's pods, lets the host network (the
+// apiserver) alone reach the webhook port, and every other port of the container anyone.
+func TestWebhookNetworkPolicy(t *testing.T) {
+	d := install.SharedDeployment(install.Shared{Namespace: "hypershift"})
+	p := install.WebhookNetworkPolicy("hypershift")
+	for k, v := range p.Spec.PodSelector.MatchLabels {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("the policy selects %s=%s, which the proxy's pods lack", k, v)
+		}
+	}
+	open := map[int32]bool{}
+	for _, rule := range p.Spec.Ingress {
+		for _, port := range rule.Ports {
+			n := port.Port.IntVal
+			switch {
+			case n == install.WebhookPort:
+				if len(rule.From) != 1 || rule.From[0].NamespaceSelector.MatchLabels[install.HostNetworkPolicyGroup] != "" ||
+					len(rule.From[0].NamespaceSelector.MatchLabels) != 1 {
+					t.Errorf("the webhook port's peers: %+v", rule.From)
+				}
+			case len(rule.From) != 0:
+				t.Errorf("port %d is restricted to %+v", n, rule.From)
+			default:
+				open[n] = true
+			}
+		}
+	}
+	for _, c := range d.Spec.Template.Spec.Containers[0].Ports {
+		if c.ContainerPort != install.WebhookPort && !open[c.ContainerPort] {
+			t.Errorf("the policy shuts the container's port %s (%d)", c.Name, c.ContainerPort)
+		}
+	}
+}
+
 func TestInjectSidecar(t *testing.T) {
 	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "manager"}}}
 	if err := install.InjectSidecar(&spec, "other", install.Sidecar{}); err == nil {

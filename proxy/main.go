@@ -23,10 +23,10 @@
 // It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
 // calls over TLS when a client asks for another version than the stored one, and converts in process
 // where the backend does not serve a version a client asks for (package adapt). Conversions resolve the
-// apiVersion of referenced kinds without a route (HyperShift's HostedControlPlane) from the contract
-// labels of their CRDs, which the proxy watches (metadata only) with its own identity: the kubeconfig's
-// credentials, also in pass-through mode, or the pod's service account. That identity needs get, list
-// and watch on customresourcedefinitions; /readyz waits for the first list.
+// apiVersion of referenced kinds (HyperShift's HostedControlPlane as much as a routed AWSMachine) from the
+// contract labels of their CRDs, as CAPI's do, which the proxy watches (metadata only) with its own
+// identity: the kubeconfig's credentials, also in pass-through mode, or the pod's service account. That
+// identity needs get, list and watch on customresourcedefinitions; /readyz waits for the first list.
 //
 // With --admission-webhook=MANAGER=URL (repeatable) it serves the admission webhooks of the CAPI
 // managers and providers on the private groups (apis/private/webhooks) at /admission/MANAGER/..., and
@@ -34,9 +34,9 @@
 // Admission); install-crds --admission-webhooks installs their configurations pointed at the proxy. The install-crds command
 // installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
 //
-// --webhook-listen adds a TLS listener serving only /convert (with --webhook-tls-cert-file and
-// --webhook-tls-private-key-file, or the API listener's certificate), for the apiserver to reach when
-// --listen is loopback. Serving certificates and the backend's CA file are reloaded when their files
+// --webhook-listen adds a TLS listener serving only /convert and the admission webhooks, with the same
+// handlers as the API listener (with --webhook-tls-cert-file and --webhook-tls-private-key-file, or the
+// API listener's certificate), for the apiserver to reach when --listen is loopback. Serving certificates and the backend's CA file are reloaded when their files
 // change (controller-runtime's certwatcher, k8s.io/apiserver's DynamicFileCAContent): new connections use
 // the new ones, open connections and their watches go on.
 //
@@ -111,6 +111,8 @@ type options struct {
 	webhookListen      string
 	webhookTLSCertFile string
 	webhookTLSKeyFile  string
+	// conversionMaxHeldBytes is webhook.Options.MaxHeldBytes.
+	conversionMaxHeldBytes int64
 
 	admissionWebhooks      []string
 	admissionWebhookCAFile string
@@ -162,6 +164,7 @@ Commands:
 	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the webhooks (conversion at /convert, admission with --admission-webhook), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (they stay served on --listen).")
 	fs.StringVar(&o.webhookTLSCertFile, "webhook-tls-cert-file", "", "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
 	fs.StringVar(&o.webhookTLSKeyFile, "webhook-tls-private-key-file", "", "PEM private key of --webhook-tls-cert-file.")
+	fs.Int64Var(&o.conversionMaxHeldBytes, "conversion-webhook-max-held-bytes", webhook.DefaultMaxHeldBytes, fmt.Sprintf("Bytes of ConversionReviews the conversion webhook holds at once, on both listeners, as they are read, wait for their turn and are converted; a review beyond it is answered 429. The proxy's memory grows by about 3 times this at most. Below %d (one review's bound), the largest reviews are refused (413); 0 means the default.", webhook.MaxBodyBytes))
 	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
 
@@ -282,14 +285,14 @@ func (o *options) backend() (*rest.Config, error) {
 	return &rest.Config{Host: o.backendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.backendCAFile}}, nil
 }
 
-// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of kinds without
-// a route (HyperShift's HostedControlPlane) for conversions, with the proxy's own identity: the
-// kubeconfig's credentials, or the pod's service account without --kubeconfig. With --backend-url the
-// proxy has no identity, and it returns nil: converting an object that references such a kind to v1beta1
-// then fails.
+// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of referenced
+// kinds for conversions (convert.Converter.APIVersion), with the proxy's own identity: the kubeconfig's
+// credentials, or the pod's service account without --kubeconfig. With --backend-url the proxy has no
+// identity, and it returns nil: routed kinds are then resolved from the route table, and converting an
+// object that references another kind to v1beta1 fails.
 func (o *options) crdCache(ctx context.Context, backend *rest.Config) (*crdcache.Cache, error) {
 	if o.backendURL != "" {
-		klog.InfoS("No identity of the proxy's own (--backend-url): kinds without a route cannot be resolved for conversions")
+		klog.InfoS("No identity of the proxy's own (--backend-url): conversions resolve referenced kinds from the route table only")
 		return nil, nil
 	}
 	c, err := crdcache.New(backend)
@@ -393,6 +396,9 @@ func (o *options) run(ctx context.Context) error {
 		converter.ResolveWithCRDs(crdMeta)
 	}
 	opts.Converter = converter
+	// One conversion webhook and one admission handler serve both listeners: one set of turns and one
+	// memory budget each (package webhook).
+	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m, MaxHeldBytes: o.conversionMaxHeldBytes})
 	if opts.Admission, err = o.admission(table, m); err != nil {
 		return err
 	}
@@ -404,7 +410,7 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	webhooks, err := o.webhookServer(ctx, converter, opts.Admission, m)
+	webhooks, err := o.webhookServer(ctx, opts.Webhook, opts.Admission)
 	if err != nil {
 		return err
 	}
@@ -413,7 +419,10 @@ func (o *options) run(ctx context.Context) error {
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       90 * time.Second,
-		// No ReadTimeout or WriteTimeout: watches and upgraded connections are long-running.
+		// No ReadTimeout or WriteTimeout: watches and upgraded connections are long-running, and Go's
+		// HTTP/1 server cancels a request's context when a read deadline passes. The webhooks served
+		// here bound their own requests (webhook.ReadTimeout, webhook.WriteTimeout), as kube-apiserver's
+		// secure serving sets neither and bounds its requests by their handlers.
 		ErrorLog: klog.NewStandardLogger("WARNING"),
 	}
 	if !o.insecureServeHTTP {

@@ -17,8 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
-	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
-	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 )
 
@@ -141,14 +139,22 @@ func backendCA(ctx context.Context, cfg *rest.Config) (dynamiccertificates.CACon
 // webhookServer serves the private CRDs' conversion webhook (classify.WebhookPath, package webhook) and,
 // with --admission-webhook, the admission webhooks (webhook.AdmissionPathPrefix) on --webhook-listen over
 // TLS: the apiserver must reach them from outside the pod, while in sidecar mode the API listener is
-// confined to loopback. Any other path is 404.
+// confined to loopback. Any other path is 404. It serves the handlers the API listener serves (one
+// webhook.Handler, one webhook.Admission), so that the two listeners share their turns and budgets.
+//
+// Only the apiserver calls it, with small requests it sends at once, so its http.Server bounds every
+// request: headers within 10 s (the apiserver sends them at once; kube-apiserver's own secure serving
+// waits 32 s, k8s.io/apiserver/pkg/server/secure_serving.go, for any client), the whole request within
+// webhook.ReadTimeout and its answer within webhook.WriteTimeout (which the handlers also set on their
+// request, for the API listener), an idle connection for 90 s and headers of up to 1 MiB, as
+// kube-apiserver's.
 type webhookServer struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
 // webhookServer listens on --webhook-listen, or returns nil when it is empty.
-func (o *options) webhookServer(ctx context.Context, converter *convert.Converter, admission http.Handler, m *metrics.Metrics) (*webhookServer, error) {
+func (o *options) webhookServer(ctx context.Context, conversion, admission http.Handler) (*webhookServer, error) {
 	if o.webhookListen == "" {
 		return nil, nil
 	}
@@ -161,7 +167,7 @@ func (o *options) webhookServer(ctx context.Context, converter *convert.Converte
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(classify.WebhookPath, webhook.New(converter, webhook.Options{Metrics: m}))
+	mux.Handle(classify.WebhookPath, conversion)
 	if admission != nil {
 		mux.Handle(webhook.AdmissionPathPrefix, admission)
 	}
@@ -175,7 +181,10 @@ func (o *options) webhookServer(ctx context.Context, converter *convert.Converte
 			Handler:           mux,
 			TLSConfig:         tlsConfig,
 			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       webhook.ReadTimeout,
+			WriteTimeout:      webhook.WriteTimeout,
 			IdleTimeout:       90 * time.Second,
+			MaxHeaderBytes:    1 << 20,
 			ErrorLog:          klog.NewStandardLogger("WARNING"),
 		},
 	}, nil
@@ -191,6 +200,9 @@ func (w *webhookServer) serve() error {
 
 // validateWebhook checks the --webhook-* flags.
 func (o *options) validateWebhook() error {
+	if o.conversionMaxHeldBytes < 0 {
+		return errors.New("--conversion-webhook-max-held-bytes must not be negative")
+	}
 	if (o.webhookTLSCertFile == "") != (o.webhookTLSKeyFile == "") {
 		return errors.New("--webhook-tls-cert-file and --webhook-tls-private-key-file go together")
 	}

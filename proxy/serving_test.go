@@ -2,10 +2,16 @@ package main
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 )
 
 func TestValidateWebhook(t *testing.T) {
@@ -20,6 +26,7 @@ func TestValidateWebhook(t *testing.T) {
 		{"no certificate", options{webhookListen: ":9444", insecureServeHTTP: true}, false},
 		{"half a certificate", options{webhookListen: ":9444", webhookTLSCertFile: "c", tlsCertFile: "c", tlsKeyFile: "k"}, false},
 		{"a certificate without a listener", options{webhookTLSCertFile: "c", webhookTLSKeyFile: "k"}, false},
+		{"a negative budget", options{conversionMaxHeldBytes: -1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.o.validateWebhook(); (err == nil) != tc.ok {
@@ -110,4 +117,35 @@ func TestPollServingCertificate(t *testing.T) {
 	}
 	waitReload("the certificate changed")
 	waitReload("the reload failed")
+}
+
+// TestWebhookServerBounds: the webhook listener serves the handlers it is given (the API listener's
+// own, so that both share their bounds) and bounds every request with the webhooks' timeouts.
+func TestWebhookServerBounds(t *testing.T) {
+	dir := t.TempDir()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := errors.Join(os.WriteFile(cert, certPEM, 0o600), os.WriteFile(key, keyPEM, 0o600)); err != nil {
+		t.Fatal(err)
+	}
+	var conversion, admission http.Handler = http.NewServeMux(), http.NewServeMux()
+	o := &options{webhookListen: "127.0.0.1:0", tlsCertFile: cert, tlsKeyFile: key}
+	ws, err := o.webhookServer(t.Context(), conversion, admission)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.ln.Close()
+	srv := ws.srv
+	if srv.ReadTimeout != webhook.ReadTimeout || srv.WriteTimeout != webhook.WriteTimeout || srv.ReadHeaderTimeout == 0 || srv.IdleTimeout == 0 {
+		t.Errorf("timeouts: read %v, write %v, headers %v, idle %v", srv.ReadTimeout, srv.WriteTimeout, srv.ReadHeaderTimeout, srv.IdleTimeout)
+	}
+	mux := srv.Handler.(*http.ServeMux)
+	for path, want := range map[string]http.Handler{"/convert": conversion, "/admission/cluster-api/x": admission} {
+		if got, _ := mux.Handler(httptest.NewRequest(http.MethodPost, path, nil)); got != want {
+			t.Errorf("%s is served by %v, not the handler given", path, got)
+		}
+	}
 }

@@ -70,6 +70,9 @@ func hostedControlPlaneSubject(role string) string {
 //   - config/proxy-rbac: the proxy's own ClusterRole (install.ProxyClusterRole);
 //   - config/serving: the admission policy that lets only the migration's identity (HyperShift's
 //     operator, and system:masters) write the namespaces' serving label (install.ServingPolicy);
+//   - config/network-policy: the shared topology's NetworkPolicy that lets only the host network (where
+//     kube-apiserver runs) reach the webhook port (install.WebhookNetworkPolicy); in no overlay, since it
+//     selects kube-apiserver as OpenShift's OVN-Kubernetes alone does;
 //   - config/hosted-control-plane: for each generated role, a namespaced Role with its rules and a
 //     RoleBinding to the CAPI manager's or provider's service account, for the namespace an overlay sets;
 //   - config/monitoring: ServiceMonitor and PrometheusRule (install.ServiceMonitor, install.Alerts);
@@ -115,6 +118,9 @@ func (e *Emitter) Install(roles []upstream.RoleSource, module func(path string) 
 	}
 	files["serving/policy.yaml"] = []any{policy, binding}
 	kustomizations["serving"] = kustomization{Resources: []string{"policy.yaml"}}
+	// Not in the overlays: added to config/shared where the network plugin matches its selector.
+	files["network-policy/networkpolicy.yaml"] = []any{install.WebhookNetworkPolicy("")}
+	kustomizations["network-policy"] = kustomization{Resources: []string{"networkpolicy.yaml"}}
 
 	hcp, err := e.hostedControlPlaneRoles(roles)
 	if err != nil {

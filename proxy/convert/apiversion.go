@@ -47,8 +47,8 @@ type CRDs interface {
 	Get(name string) (metav1.Object, bool)
 }
 
-// ResolveWithCRDs makes APIVersion resolve kinds without a route from the contract labels of their CRDs
-// in crds. Call it before the Converter serves.
+// ResolveWithCRDs makes APIVersion resolve every kind from the contract labels of its CRD in crds, as
+// CAPI's getter resolves it from its manager's cache. Call it before the Converter serves.
 func (c *Converter) ResolveWithCRDs(crds CRDs) { c.crds = crds }
 
 // APIVersion returns the apiVersion ("infrastructure.cluster.x-k8s.io/v1beta2") that a v1beta1 reference to
@@ -56,11 +56,16 @@ func (c *Converter) ResolveWithCRDs(crds CRDs) { c.crds = crds }
 // GetLatestContractAndAPIVersionFromContract): of the contracts compatible with CAPI's, the newest one the
 // kind's CRD labels ("cluster.x-k8s.io/v1beta2: v1beta1_v1beta2"), and of its versions the newest.
 //
-// For a kind with a route the labels are those of its private CRD as the generator wrote them into the
-// route table: no API call, so the webhook answers without credentials. For a kind without a route
-// (HyperShift's HostedControlPlane.hypershift.openshift.io, another provider's kind in a mapped group)
-// they are the labels of its CRD on the backend, <plural>.<group> by CAPI's contract.CalculateCRDName
-// (the private group for a mapped one), read from the CRDs given to ResolveWithCRDs.
+// With the CRDs given to ResolveWithCRDs (the proxy's cache of the backend's CRDs), it reads the labels of
+// the kind's CRD there, whether a route serves the kind or not, as CAPI's getter reads them from its
+// manager's cache: the CRD named <plural>.<group> by CAPI's contract.CalculateCRDName, in the private
+// group for a mapped one (the proxy's twin of the CRD CAPI would read). A kind whose CRD is not installed
+// fails as it does in CAPI, a routed one too: the route table says what the proxy can convert, not what
+// the backend serves. It so answers, for any kind a caller names, what CAPI's getter answers behind the
+// proxy, and tells a caller of the conversion webhook no more than CAPI's webhook does. Without CRDs (the
+// proxy has no identity of its own, --backend-url), a routed kind is resolved from the labels its private
+// CRD has as the generator wrote them into the route table, with no API call and without checking that
+// the CRD is installed, and any other kind fails.
 //
 // Its errors wrap ErrUnresolvedKind and read as upstream's getter's do:
 //
@@ -70,10 +75,10 @@ func (c *Converter) ResolveWithCRDs(crds CRDs) { c.crds = crds }
 // CRD names in them are upstream's (the upstream group), never the private ones.
 func (c *Converter) APIVersion(gk schema.GroupKind) (string, error) {
 	name := contract.CalculateCRDName(gk.Group, gk.Kind)
-	if routes := c.table.Versions(gk); len(routes) > 0 {
-		return latestAPIVersion(gk, name, routes[0].ContractLabels)
-	}
 	if c.crds == nil {
+		if routes := c.table.Versions(gk); len(routes) > 0 {
+			return latestAPIVersion(gk, name, routes[0].ContractLabels)
+		}
 		return "", &unresolvedError{fmt.Sprintf("failed to get apiVersion for kind %s: failed to get CustomResourceDefinition metadata: "+
 			"the proxy reads no CustomResourceDefinitions and no route serves %s", gk.Kind, gk)}
 	}

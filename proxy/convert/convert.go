@@ -30,12 +30,13 @@
 // Converting a v1beta2 reference (apiGroup, kind, name) to v1beta1 (apiVersion, kind, name) needs the
 // version of the referenced kind. Upstream's conversions ask a process-wide getter for it
 // (SetAPIVersionGetter in sigs.k8s.io/cluster-api/api/core/v1beta1 and .../controlplane/kubeadm/v1beta1);
-// New installs Converter.APIVersion there, which answers from the contract labels of the private CRDs as the
-// generator wrote them into the route table, by CAPI's own rule (see APIVersion). A kind without a route
-// (HyperShift's HostedControlPlane, another provider's kind in a mapped group) is resolved from the labels
-// of its CRD on the backend, read from a watch-backed metadata cache (ResolveWithCRDs, package crdcache),
-// as CAPI's getter reads them from the CRD; where that fails too, converting an object that references it
-// fails with upstream's error, prefixed with the field.
+// New installs Converter.APIVersion there, which answers by CAPI's own rule from the contract labels of
+// the referenced kind's CRD, as CAPI's getter does (see APIVersion): read from a watch-backed metadata
+// cache of the backend's CRDs (ResolveWithCRDs, package crdcache), the private twin of the CRD for a kind
+// of a mapped group, whether a route serves the kind or not (HyperShift's HostedControlPlane has none).
+// A proxy without that cache (no identity of its own) answers from the labels the generator wrote into
+// the route table, for routed kinds only. Where the CRD is not installed or unlabelled, converting an
+// object that references the kind fails with upstream's error, prefixed with the field.
 package convert
 
 import (
@@ -60,7 +61,8 @@ type Converter struct {
 	table *translate.Table
 	// hubs maps an upstream kind that converts by hub and spoke to the route of its hub.
 	hubs map[schema.GroupKind]*translate.Route
-	// crds resolves the apiVersion of kinds without a route (ResolveWithCRDs); nil resolves none.
+	// crds resolves the apiVersion of referenced kinds (ResolveWithCRDs); nil resolves routed kinds from
+	// the route table, and none other.
 	crds CRDs
 }
 

@@ -70,8 +70,9 @@ func (f fakeCRDs) Get(name string) (metav1.Object, bool) {
 	return &metav1.ObjectMeta{Name: name, Labels: labels}, true
 }
 
-// TestAPIVersionFromCRDs resolves kinds without a route from their CRDs' contract labels, as CAPI's
-// contract.GetAPIVersion does, and keeps the route table's answer for routed kinds.
+// TestAPIVersionFromCRDs resolves kinds from their CRDs' contract labels, as CAPI's
+// contract.GetAPIVersion does, whether a route serves them or not: a routed kind whose private CRD is not
+// installed fails as CAPI's getter fails for it.
 func TestAPIVersionFromCRDs(t *testing.T) {
 	c := newConverter(t)
 	c.ResolveWithCRDs(fakeCRDs{
@@ -82,14 +83,16 @@ func TestAPIVersionFromCRDs(t *testing.T) {
 		// A kind of a mapped group without a route: its CRD is read at the private group.
 		"dockermachines.infrastructure.cluster.hypershift.openshift.io": {"cluster.x-k8s.io/v1beta2": "v1beta2"},
 		"dockermachines.infrastructure.cluster.x-k8s.io":                {"cluster.x-k8s.io/v1beta2": "v1beta9"},
-		// A routed kind's CRD on the backend is not read: the table answers.
+		// A routed kind's CRD is read as well: its labels, not the route table's, answer.
 		"awsmachines.infrastructure.cluster.hypershift.openshift.io": {"cluster.x-k8s.io/v1beta2": "v1beta9"},
+		// The upstream CRD of a mapped group is never read.
+		"awsmanagedmachinepools.infrastructure.cluster.x-k8s.io": {"cluster.x-k8s.io/v1beta2": "v1beta2"},
 	})
 	for gk, want := range map[schema.GroupKind]string{
 		{Group: "hypershift.openshift.io", Kind: "HostedControlPlane"}:    "hypershift.openshift.io/v1beta1",
 		{Group: "hypershift.openshift.io", Kind: "ExternalInfraCluster"}:  "hypershift.openshift.io/v1beta1",
 		{Group: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachine"}: "infrastructure.cluster.x-k8s.io/v1beta2",
-		{Group: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachine"}:    "infrastructure.cluster.x-k8s.io/v1beta2",
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachine"}:    "infrastructure.cluster.x-k8s.io/v1beta9",
 	} {
 		if got, err := c.APIVersion(gk); err != nil || got != want {
 			t.Errorf("APIVersion(%s) = %q, %v; want %q", gk, got, err, want)
@@ -100,6 +103,9 @@ func TestAPIVersionFromCRDs(t *testing.T) {
 			`for CRD unlabelleds.example.com as contract version label(s) are either missing or empty (see https://cluster-api.sigs.k8s.io/developer/providers/contracts/overview.html#api-version-labels)`,
 		{Group: "example.com", Kind: "Missing"}: `failed to get apiVersion for kind Missing: failed to get CustomResourceDefinition metadata: ` +
 			`CustomResourceDefinition.apiextensions.k8s.io "missings.example.com" not found`,
+		// A routed kind whose private CRD is not installed, as CAPI answers for its upstream CRD.
+		{Group: "infrastructure.cluster.x-k8s.io", Kind: "AWSManagedMachinePool"}: `failed to get apiVersion for kind AWSManagedMachinePool: ` +
+			`failed to get CustomResourceDefinition metadata: CustomResourceDefinition.apiextensions.k8s.io "awsmanagedmachinepools.infrastructure.cluster.x-k8s.io" not found`,
 	} {
 		_, err := c.APIVersion(gk)
 		if !errors.Is(err, convert.ErrUnresolvedKind) || err.Error() != want {

@@ -1,8 +1,9 @@
 // Package crdcache is a watch-backed, metadata-only cache of the backend's CustomResourceDefinitions,
-// read with the proxy's own identity. Package convert asks it for the contract labels of a kind the route
-// table does not know (HyperShift's HostedControlPlane.hypershift.openshift.io, which its CAPI Cluster
-// references), as CAPI's contract.GetAPIVersion reads them with a GET of the CRD's PartialObjectMetadata:
-// here one list and one watch serve every conversion, instead of a request per conversion.
+// read with the proxy's own identity. Package convert asks it for the contract labels of a referenced
+// kind's CRD (HyperShift's HostedControlPlane.hypershift.openshift.io, which its CAPI Cluster references,
+// as much as a routed AWSMachine), as CAPI's contract.GetAPIVersion reads them with a GET of the CRD's
+// PartialObjectMetadata from its manager's cache: here one list and one watch serve every conversion,
+// instead of a request per conversion.
 //
 // It is client-go's metadata informer (k8s.io/client-go/metadata/metadatainformer) on
 // apiextensions.k8s.io/v1 customresourcedefinitions: the proxy's identity needs get, list and watch on
@@ -60,7 +61,7 @@ func NewForClient(c metadata.Interface) *Cache {
 	_ = cc.informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		denied := apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
 		if denied && !cc.denied.Load() {
-			klog.ErrorS(err, "The proxy's identity may not list and watch customresourcedefinitions: kinds without a route cannot be resolved for conversions")
+			klog.ErrorS(err, "The proxy's identity may not list and watch customresourcedefinitions: referenced kinds cannot be resolved for conversions")
 		}
 		cc.denied.Store(denied)
 		cache.DefaultWatchErrorHandler(ctx, r, err)
@@ -96,7 +97,7 @@ func (c *Cache) Get(name string) (metav1.Object, bool) {
 // Ready is a readiness check (controller-runtime's healthz.Checker): an error until the first list has
 // arrived, so that no conversion fails for want of a CRD the cache has not seen yet. An identity the
 // backend refuses the list (401, 403) counts as ready, as the proxy cannot do better by waiting: the error
-// is logged, and the kinds without a route stay unresolved (their CRDs are not found) until the
+// is logged, and referenced kinds stay unresolved (their CRDs are not found) until the
 // identity is granted get, list and watch on customresourcedefinitions and the cache lists again.
 func (c *Cache) Ready(*http.Request) error {
 	if !c.HasSynced() && !c.denied.Load() {

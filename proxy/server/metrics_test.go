@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -153,5 +155,41 @@ func TestWebhookInTheChain(t *testing.T) {
 	plain := newProxy(t, b.URL)
 	if resp, data := do(t, "POST", plain.URL+"/convert", "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST /convert without a converter: %d %s", resp.StatusCode, data)
+	}
+}
+
+// TestWebhooksTakeDeadlines: the conversion webhook given in Options.Webhook and the admission webhook
+// are the ones served (not copies), and the ResponseWriter the chain hands them takes read and write
+// deadlines (http.ResponseController): the API listener has no http.Server ReadTimeout, and the
+// webhooks bound their own requests with them.
+func TestWebhooksTakeDeadlines(t *testing.T) {
+	conv, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	served := map[string]error{}
+	deadlines := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rc := http.NewResponseController(w)
+			err := errors.Join(rc.SetReadDeadline(time.Now().Add(time.Minute)), rc.SetWriteDeadline(time.Now().Add(time.Minute)))
+			served[name] = err
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: metrics.New(),
+		Converter: conv, Webhook: deadlines("conversion"), Admission: deadlines("admission")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	defer p.Close()
+	for path, name := range map[string]string{"/convert": "conversion", "/admission/cluster-api/validate": "admission"} {
+		if resp, data := do(t, "POST", p.URL+path, "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNoContent {
+			t.Errorf("POST %s: %d %s", path, resp.StatusCode, data)
+		}
+		if err, ok := served[name]; !ok || err != nil {
+			t.Errorf("the %s webhook: served %v, deadlines: %v", name, ok, err)
+		}
 	}
 }

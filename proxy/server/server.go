@@ -135,6 +135,10 @@ type Options struct {
 	// private CRDs at classify.WebhookPath (package webhook), and converts in process what the backend
 	// does not serve in the client's version (package adapt).
 	Converter *convert.Converter
+	// Webhook, when set with Converter, is the conversion webhook served at classify.WebhookPath: the
+	// proxy's one webhook.Handler, which its webhook listener serves too, so that both listeners share
+	// its turns and its memory budget. Nil makes one of Converter (webhook.New) for this handler alone.
+	Webhook http.Handler
 	// Namespaces, when set, gives each namespace's serving mode (the migration's Namespace label, see
 	// cutover.go): mapped kinds of a namespace labelled upstream are served from the upstream groups,
 	// untranslated, and writes of a held namespace are answered 429. Nil serves every namespace from the
@@ -148,7 +152,7 @@ type Options struct {
 	PageOutExecutable bool
 	// Admission, when set, serves the private groups' admission webhooks below
 	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
-	// apiserver calls them, not a client of the API.
+	// apiserver calls them, not a client of the API. The proxy's webhook listener serves the same one.
 	Admission http.Handler
 }
 
@@ -310,7 +314,10 @@ func New(o Options) (http.Handler, error) {
 	var core http.Handler = withClass(s.classifier, s)
 	if o.Converter != nil {
 		core = adapt.New(core, o.Converter, adapt.Options{MaxRequestBodyBytes: o.MaxRequestBodyBytes})
-		s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
+		s.webhook = o.Webhook
+		if s.webhook == nil {
+			s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
+		}
 	}
 	s.core = core
 	var h http.Handler = withClass(s.classifier,

@@ -36,6 +36,15 @@ const AdmissionPathPrefix = upstream.AdmissionPathPrefix
 // of up to etcd's default request limit (1.5 MiB) each, with room for the envelope.
 const MaxAdmissionReviewBytes = 8 << 20
 
+// DefaultMaxConcurrentAdmissionReviews is AdmissionOptions.MaxConcurrentReviews's default. A review
+// mostly waits for the manager's webhook server; the apiserver calls admission webhooks for every
+// write of a private object, and a write waits for its turn.
+const DefaultMaxConcurrentAdmissionReviews = 32
+
+// DefaultMaxAdmissionHeldBytes is AdmissionOptions.MaxHeldBytes's default: eight reviews of
+// MaxAdmissionReviewBytes (an AdmissionReview is a few KiB, an object and its old version).
+const DefaultMaxAdmissionHeldBytes = 8 * MaxAdmissionReviewBytes
+
 // AdmissionOptions configures an Admission handler.
 type AdmissionOptions struct {
 	// Servers maps a manager's name (apis/upstream.WebhookSource.Name: "cluster-api", "aws", ...) to the
@@ -46,6 +55,12 @@ type AdmissionOptions struct {
 	Transport http.RoundTripper
 	// Metrics records every review; nil records nothing.
 	Metrics *metrics.Metrics
+	// MaxConcurrentReviews bounds the reviews served at once (the handler's turns, taken once a review is
+	// read, held while the manager's server answers); zero means DefaultMaxConcurrentAdmissionReviews.
+	MaxConcurrentReviews int
+	// MaxHeldBytes bounds the bytes of the reviews the handler holds at once, as read, while they wait
+	// for their turn and are served; zero means DefaultMaxAdmissionHeldBytes.
+	MaxHeldBytes int64
 }
 
 // Admission serves the admission webhooks of the private groups: the apiserver calls it with an
@@ -70,23 +85,40 @@ type AdmissionOptions struct {
 // apiserver applies the webhook's failurePolicy to it (Fail rejects the request, Ignore admits it), as it
 // would for the webhook server itself. An unknown manager is answered 404, a method other than POST 405,
 // another media type 415, a body over MaxAdmissionReviewBytes 413.
+//
+// It has the conversion webhook's bounds (see the package doc): its body must arrive within ReadTimeout
+// and its answer be written within WriteTimeout, what it holds of the reviews it reads is charged to
+// AdmissionOptions.MaxHeldBytes (429 when others hold it, 413 when the review alone would), and a review
+// takes one of AdmissionOptions.MaxConcurrentReviews turns only once read (429 when the apiserver gives
+// up waiting). What a review holds while it is served is about four times its size: the review, its
+// translation to the upstream groups, the server's answer (up to MaxAdmissionReviewBytes) and its
+// translation back.
 type Admission struct {
 	table   *translate.Table
 	bodies  *body.Translator
 	servers map[string]*url.URL
 	client  *http.Client
 	metrics *admissionMetrics
+	limits  *limits
 }
 
-// NewAdmission returns the admission handler for the routes of table.
+// NewAdmission returns the admission handler for the routes of table. A proxy serves all its listeners
+// with one, so that its bounds are the proxy's.
 func NewAdmission(table *translate.Table, o AdmissionOptions) *Admission {
 	t := o.Transport
 	if t == nil {
 		t = http.DefaultTransport
 	}
+	if o.MaxConcurrentReviews <= 0 {
+		o.MaxConcurrentReviews = DefaultMaxConcurrentAdmissionReviews
+	}
+	if o.MaxHeldBytes <= 0 {
+		o.MaxHeldBytes = DefaultMaxAdmissionHeldBytes
+	}
 	return &Admission{table: table, bodies: body.New(table), servers: o.Servers,
 		client:  &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		metrics: newAdmissionMetrics(o.Metrics)}
+		metrics: newAdmissionMetrics(o.Metrics),
+		limits:  newLimits("admission", o.MaxHeldBytes, o.MaxConcurrentReviews, o.Metrics)}
 }
 
 // reviewHead is what the handler reads of a review for routing and metrics; the review itself is never
@@ -104,6 +136,8 @@ type reviewHead struct {
 // ServeHTTP answers one AdmissionReview.
 func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	deadlines := a.limits.setDeadlines(w, start)
+	defer deadlines.done()
 	rest := strings.TrimPrefix(r.URL.Path, AdmissionPathPrefix)
 	manager, path, _ := strings.Cut(rest, "/")
 	server, ok := a.servers[manager]
@@ -111,6 +145,8 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status.NotFound(w, r)
 		return
 	}
+	held := &hold{b: a.limits.budget}
+	defer held.release()
 	l := admissionLabels{manager: manager}
 	code := http.StatusOK
 	defer func() { a.metrics.observe(l, code, time.Since(start)) }()
@@ -120,7 +156,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.metrics.error(l, reason)
 			klog.V(2).InfoS("Admission webhook call failed", "manager", manager, "path", path, "reason", reason, "err", err)
 		}
-		status.Write(w, err)
+		writeStatus(w, err)
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -132,11 +168,21 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the admission webhook takes an AdmissionReview as application/json, not %q", r.Header.Get("Content-Type")), 0, false), "")
 		return
 	}
-	in, err := body.ReadRequest(r, MaxAdmissionReviewBytes)
-	if err != nil {
-		fail(err, "")
+	if r.ContentLength > MaxAdmissionReviewBytes {
+		fail(a.limits.bodyError(&http.MaxBytesError{Limit: MaxAdmissionReviewBytes}, "AdmissionReview", MaxAdmissionReviewBytes), "")
 		return
 	}
+	reader := newBodyReader(r.Body, r.ContentLength, MaxAdmissionReviewBytes, held)
+	in, err := reader.all()
+	if err != nil {
+		var readErr *ioError
+		if errors.As(err, &readErr) {
+			err = readErr.err
+		}
+		fail(a.limits.bodyError(err, "AdmissionReview", MaxAdmissionReviewBytes), "")
+		return
+	}
+	deadlines.bodyRead()
 	var head reviewHead
 	if err := json.Unmarshal(in, &head); err != nil || head.Request == nil {
 		fail(apierrors.NewBadRequest(fmt.Sprintf("want an AdmissionReview with a request: %v", err)), "")
@@ -148,6 +194,16 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	l.operation = operationLabel(head.Request.Operation)
 
+	// Past the write deadline no answer reaches the apiserver: the manager's server is not waited for.
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(a.limits.writeTimeout))
+	defer cancel()
+	done, ok := a.limits.turns.wait(ctx)
+	if !ok {
+		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
+		fail(apierrors.NewTooManyRequests("the admission webhook is busy serving other reviews", 1), "")
+		return
+	}
+	defer done()
 	out, err := a.toUpstream(in)
 	if err != nil {
 		fail(apierrors.NewBadRequest(fmt.Sprintf("translating the AdmissionReview to the upstream groups: %v", err)), "translation")
@@ -155,7 +211,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	target := server.JoinPath(path)
 	target.RawQuery = r.URL.RawQuery
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, target.String(), bytes.NewReader(out))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(out))
 	if err != nil {
 		fail(apierrors.NewInternalError(err), "translation")
 		return
@@ -164,7 +220,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.client.Do(req)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			fail(apierrors.NewTimeoutError(fmt.Sprintf("the %s webhook server did not answer in time: %v", manager, err), 0), "timeout")
 			return
 		}

@@ -12,16 +12,37 @@
 // log names the object, versions and, where it can, the field. A conversion that panics (a bug) fails
 // its review as controller-runtime's does, and never ends the process.
 //
-// At most Options.MaxConcurrentReviews reviews are read and converted at once, each on up to GOMAXPROCS
-// goroutines; others wait for their turn (their bodies unread) until their request is cancelled. Every
-// review is recorded in the conversion_webhook_* metrics (see package metrics); the proxy's handler chain
-// (server.New) counts it in requests_total like every request, with class Webhook and verb post.
+// A review is read object by object (each object copied out of the body as it arrives, no more of the
+// body held than the object being read) and converted once read, on up to GOMAXPROCS goroutines, each
+// object dropped once converted; the answer is written object by object, with its length, never built
+// whole. The body must arrive within ReadTimeout and the answer be written within WriteTimeout; what
+// the handler holds of the reviews it reads, that wait for their turn and that it converts is charged
+// to a budget (Options.MaxHeldBytes) as it arrives, 429 (or 413 for a review larger than the whole
+// budget) when exhausted; at most Options.MaxConcurrentReviews reviews are converted at once, a review
+// taking its turn only once read and waiting for it until its request is cancelled (429). See limits.go
+// for these bounds; a proxy serves both its listeners with one Handler. Every review is recorded in the
+// conversion_webhook_* metrics (see package metrics) and the webhook_* gauges of the bounds; the
+// proxy's handler chain (server.New) counts one on the API listener in requests_total like every
+// request, with class Webhook and verb post.
+//
+// Memory: a review of N bytes grows the proxy's RSS by about 3 N at its peak: the objects as read (N),
+// their conversions (1.5 N for v1beta2 Machines to v1beta1, which adds each one's conversion-data
+// annotation) and what the collector has not freed yet. Measured with tests/bench/webhookmem (the proxy
+// binary, Machines from v1beta2 to v1beta1): a 96 MiB review +302 MiB (3.1 N), a 200 MiB one +611 MiB
+// (3.1 N), a 250 MiB one +731 MiB (2.9 N), four of 64 MiB at once +767 MiB (3.0 times their 256 MiB),
+// where reading and decoding each review whole, converting it typed and encoding the answer whole took
+// 11.4 N, 10.8 N and 9.3 times.
+// Reviews held at once add up to at most Options.MaxHeldBytes of bodies, so the webhook's memory is
+// bounded by about 3 MaxHeldBytes (1.5 GiB with DefaultMaxHeldBytes).
 //
 // Who may call it: the apiserver calls it over TLS and authenticates the proxy by its serving certificate
 // (the CRD's caBundle); the proxy does not authenticate the caller, as no conversion webhook does. Anyone
-// who can reach the proxy can therefore POST a ConversionReview, but it only converts the objects the
-// caller sends: it reads nothing from the backend and writes nothing, so a caller learns nothing and gains
-// no privilege it did not have.
+// who can reach the proxy can therefore POST a ConversionReview. It converts only the objects the caller
+// sends and writes nothing; what it reads of the backend are the contract labels of the CRDs its
+// objects reference, from the proxy's cache of CRDs (convert.Converter.APIVersion), which CAPI's own
+// conversion webhook reads as well (contract.GetAPIVersion over its manager's cache): a caller learns
+// whether the CRD of a kind it names exists and its contract labels, as from CAPI's webhook, and
+// nothing else. docs/operations.md says how to keep callers other than the apiserver out.
 //
 // The package also serves the admission webhooks of the private groups (Admission, at
 // AdmissionPathPrefix): it forwards the apiserver's AdmissionReviews of private objects, in upstream
@@ -30,6 +51,8 @@
 package webhook
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +61,8 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,12 +72,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
-	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
 // Path is where the proxy serves the webhook. kube-apiserver serves nothing there, so it shadows no API
@@ -70,27 +95,35 @@ const MaxBodyBytes = 256 << 20
 
 // DefaultMaxConcurrentReviews is Options.MaxConcurrentReviews's default. Each review already converts on
 // GOMAXPROCS goroutines, so more reviews at once would not convert faster; four let small reviews (the
-// objects of single reads and writes) pass beside a large one, and bound the bodies held at once to four
-// times MaxBodyBytes.
+// objects of single reads and writes) pass beside a large one.
 const DefaultMaxConcurrentReviews = 4
+
+// DefaultMaxHeldBytes is Options.MaxHeldBytes's default: a review of MaxBodyBytes beside as much again
+// of others. What the proxy's memory grows by while it converts is a multiple of this (see the package
+// doc), not of MaxConcurrentReviews times MaxBodyBytes.
+const DefaultMaxHeldBytes = 2 * MaxBodyBytes
 
 // Options configures the Handler.
 type Options struct {
-	// MaxConcurrentReviews bounds the reviews read and converted at once; zero means
-	// DefaultMaxConcurrentReviews.
+	// MaxConcurrentReviews bounds the reviews converted at once (the handler's turns, taken once a review
+	// is read); zero means DefaultMaxConcurrentReviews.
 	MaxConcurrentReviews int
+	// MaxHeldBytes bounds the bytes the handler holds of the reviews it reads, that wait for their turn
+	// and that it converts: their objects as read, and the buffers reading them; zero means
+	// DefaultMaxHeldBytes. It should be above MaxBodyBytes, or the largest reviews are refused.
+	MaxHeldBytes int64
 	// Metrics records every review; nil records nothing.
 	Metrics *metrics.Metrics
 }
 
-// Handler serves ConversionReviews. It is safe for concurrent use.
+// Handler serves ConversionReviews. It is safe for concurrent use; a proxy serves all its listeners with
+// one, so that its bounds are the proxy's.
 type Handler struct {
 	converter *convert.Converter
 	// convertObject is converter.Private; tests replace it.
 	convertObject func(obj []byte, apiVersion string) ([]byte, error)
 	metrics       *metrics.Metrics
-	// slots holds a token per review being read or converted.
-	slots chan struct{}
+	limits        *limits
 	// maxBody is MaxBodyBytes; tests lower it.
 	maxBody int64
 }
@@ -100,8 +133,11 @@ func New(c *convert.Converter, o Options) *Handler {
 	if o.MaxConcurrentReviews <= 0 {
 		o.MaxConcurrentReviews = DefaultMaxConcurrentReviews
 	}
+	if o.MaxHeldBytes <= 0 {
+		o.MaxHeldBytes = DefaultMaxHeldBytes
+	}
 	return &Handler{converter: c, convertObject: c.Private, metrics: o.Metrics,
-		slots: make(chan struct{}, o.MaxConcurrentReviews), maxBody: MaxBodyBytes}
+		limits: newLimits("conversion", o.MaxHeldBytes, o.MaxConcurrentReviews, o.Metrics), maxBody: MaxBodyBytes}
 }
 
 var reviewGVK = apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview")
@@ -109,6 +145,10 @@ var reviewGVK = apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview")
 // ServeHTTP answers one ConversionReview, and records it in the metrics.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	deadlines := h.limits.setDeadlines(w, start)
+	defer deadlines.done()
+	held := &hold{b: h.limits.budget}
+	defer held.release()
 	rec := &statusRecorder{ResponseWriter: w}
 	var kind, desired string // the metric labels, once the review is read
 	defer func() {
@@ -118,7 +158,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			klog.ErrorS(nil, "Serving a ConversionReview panicked", "panic", p, "stack", string(debug.Stack()))
 			if !rec.wrote {
-				status.Write(rec, apierrors.NewInternalError(fmt.Errorf("serving the ConversionReview panicked: %v", p)))
+				writeStatus(rec, apierrors.NewInternalError(fmt.Errorf("serving the ConversionReview panicked: %v", p)))
 			}
 		}
 		code := rec.status()
@@ -129,73 +169,72 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		status.Write(rec, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "conversionreviews"}, r.Method))
+		writeStatus(rec, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "conversionreviews"}, r.Method))
 		return
 	}
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-		status.Write(rec, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
+		writeStatus(rec, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
 			fmt.Sprintf("the conversion webhook takes a ConversionReview as application/json, not %q", r.Header.Get("Content-Type")), 0, false))
 		return
 	}
 	if r.ContentLength > h.maxBody {
-		status.Write(rec, h.tooLarge())
+		writeStatus(rec, h.limits.bodyError(&http.MaxBytesError{Limit: h.maxBody}, "ConversionReview", h.maxBody))
 		return
 	}
-	select {
-	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
-	case <-r.Context().Done():
-		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
-		status.Write(rec, apierrors.NewTooManyRequests("the conversion webhook is busy converting other reviews", 1))
-		return
+	body := newBodyReader(r.Body, r.ContentLength, h.maxBody, held)
+	review, err := readConversionReview(body)
+	body.drop()
+	if errors.Is(body.err, io.EOF) {
+		deadlines.bodyRead()
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(rec, r.Body, h.maxBody))
 	if err != nil {
-		var maxBytes *http.MaxBytesError
-		if errors.As(err, &maxBytes) {
-			status.Write(rec, h.tooLarge())
+		var readErr *ioError
+		if errors.As(err, &readErr) {
+			writeStatus(rec, h.limits.bodyError(readErr.err, "ConversionReview", h.maxBody))
 			return
 		}
-		status.Write(rec, apierrors.NewBadRequest(fmt.Sprintf("reading the ConversionReview: %v", err)))
+		writeStatus(rec, apierrors.NewBadRequest(fmt.Sprintf("decoding the ConversionReview: %v", err)))
 		return
 	}
-	review := &apiextensionsv1.ConversionReview{}
-	if err := json.Unmarshal(data, review); err != nil {
-		status.Write(rec, apierrors.NewBadRequest(fmt.Sprintf("decoding the ConversionReview: %v", err)))
+	if schema.FromAPIVersionAndKind(review.apiVersion, review.kind) != reviewGVK || review.request == nil {
+		writeStatus(rec, apierrors.NewBadRequest(fmt.Sprintf("want a %s with a request, got apiVersion %q kind %q",
+			reviewGVK.Kind+" "+reviewGVK.GroupVersion().String(), review.apiVersion, review.kind)))
 		return
 	}
-	if review.GroupVersionKind() != reviewGVK || review.Request == nil {
-		status.Write(rec, apierrors.NewBadRequest(fmt.Sprintf("want a %s with a request, got apiVersion %q kind %q",
-			reviewGVK.Kind+" "+reviewGVK.GroupVersion().String(), review.APIVersion, review.Kind)))
-		return
-	}
-	kind, desired = h.labels(review.Request)
+	req := review.request
+	kind, desired = h.labels(req.desiredAPIVersion, req.objects)
 
-	review.Response, rec.failed = h.review(review.Request)
-	review.Request = nil
-	out, err := json.Marshal(review)
+	// Past the write deadline no answer reaches the caller: nothing is converted for it after.
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(h.limits.writeTimeout))
+	defer cancel()
+	done, ok := h.limits.turns.wait(ctx)
+	if !ok {
+		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
+		writeStatus(rec, apierrors.NewTooManyRequests("the conversion webhook is busy converting other reviews", 1))
+		return
+	}
+	defer done()
+	converted, result, failed, err := h.review(ctx, req.uid, req.desiredAPIVersion, req.objects)
 	if err != nil {
-		status.Write(rec, apierrors.NewInternalError(fmt.Errorf("encoding the ConversionReview: %w", err)))
+		// The caller went away, or the write deadline passed: what is written likely reaches no one.
+		writeStatus(rec, apierrors.NewTimeoutError(fmt.Sprintf("the review was not converted in time: %v", err), 0))
 		return
 	}
-	rec.Header().Set("Content-Type", "application/json")
-	_, _ = rec.Write(out)
-}
-
-func (h *Handler) tooLarge() error {
-	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("a ConversionReview is limited to %d bytes", h.maxBody))
+	rec.failed = failed
+	req.objects = nil
+	writeReview(rec, review, converted, result)
 }
 
 // labels returns the kind and desired apiVersion metric labels of a review, in upstream terms as the
 // route table names them, or "" for what the route table does not know (so that a caller cannot grow
 // the series). All objects of a review are of one kind (one CRD's); the first names it.
-func (h *Handler) labels(req *apiextensionsv1.ConversionRequest) (kind, desiredAPIVersion string) {
-	if h.metrics == nil || len(req.Objects) == 0 {
+func (h *Handler) labels(desiredAPIVersion string, objects [][]byte) (kind, desired string) {
+	if h.metrics == nil || len(objects) == 0 {
 		return "", ""
 	}
 	var tm metav1.TypeMeta
-	gv, err := schema.ParseGroupVersion(req.DesiredAPIVersion)
-	if err != nil || json.Unmarshal(req.Objects[0].Raw, &tm) != nil {
+	gv, err := schema.ParseGroupVersion(desiredAPIVersion)
+	if err != nil || json.Unmarshal(objects[0], &tm) != nil {
 		return "", ""
 	}
 	route, ok := h.converter.Table().ByPrivateKind(gv.WithKind(tm.Kind))
@@ -215,23 +254,37 @@ func (h *Handler) labels(req *apiextensionsv1.ConversionRequest) (kind, desiredA
 // controller-runtime's "internal error occurred during conversion", and the panic is logged with its
 // stack.
 func (h *Handler) Review(req *apiextensionsv1.ConversionRequest) *apiextensionsv1.ConversionResponse {
-	resp, _ := h.review(req)
+	objects := make([][]byte, len(req.Objects))
+	for i, o := range req.Objects {
+		objects[i] = o.Raw
+	}
+	converted, result, _, _ := h.review(context.Background(), req.UID, req.DesiredAPIVersion, objects)
+	resp := &apiextensionsv1.ConversionResponse{UID: req.UID, Result: result}
+	if converted != nil {
+		resp.ConvertedObjects = make([]kruntime.RawExtension, len(converted))
+		for i, o := range converted {
+			resp.ConvertedObjects[i].Raw = o
+		}
+	}
 	return resp
 }
 
-// review is Review, and returns as well the code the review's failure is counted with in the metrics:
-// 422 for an object that does not convert, 500 for a conversion that panicked, 0 for a success.
-func (h *Handler) review(req *apiextensionsv1.ConversionRequest) (*apiextensionsv1.ConversionResponse, int) {
-	resp := &apiextensionsv1.ConversionResponse{UID: req.UID}
-	objects := make([]kruntime.RawExtension, len(req.Objects))
-	errs := make([]error, len(req.Objects))
+// review is Review over the objects' JSON. It drops each of objects (sets it nil) once converted, so
+// that the collector may free what the review read while it converts the rest, and returns the
+// converted objects (nil for a failure), the result, and the code the review is counted with in the
+// metrics: 422 for an object that does not convert, 500 for a conversion that panicked, 0 for a
+// success. It stops converting when ctx ends, and returns ctx's error then.
+func (h *Handler) review(ctx context.Context, uid types.UID, desiredAPIVersion string, objects [][]byte) ([][]byte, metav1.Status, int, error) {
+	converted := make([][]byte, len(objects))
+	errs := make([]error, len(objects))
 	convertFrom := func(next func() int) {
-		for i := next(); i < len(req.Objects); i = next() {
-			out, err := h.convert(req.Objects[i].Raw, req.DesiredAPIVersion)
-			objects[i], errs[i] = kruntime.RawExtension{Raw: out}, err
+		for i := next(); i < len(objects) && ctx.Err() == nil; i = next() {
+			obj := objects[i]
+			objects[i] = nil
+			converted[i], errs[i] = h.convert(obj, desiredAPIVersion)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(req.Objects)/parallelAbove+1)
+	workers := min(runtime.GOMAXPROCS(0), len(objects)/parallelAbove+1)
 	var n atomic.Int64
 	next := func() int { return int(n.Add(1) - 1) }
 	var wg sync.WaitGroup
@@ -240,29 +293,71 @@ func (h *Handler) review(req *apiextensionsv1.ConversionRequest) (*apiextensions
 	}
 	convertFrom(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, metav1.Status{}, 0, err
+	}
 	for _, err := range errs {
 		if err == nil {
 			continue
 		}
-		klog.V(2).InfoS("Conversion failed", "uid", req.UID, "desiredAPIVersion", req.DesiredAPIVersion, "err", err)
-		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
+		klog.V(2).InfoS("Conversion failed", "uid", uid, "desiredAPIVersion", desiredAPIVersion, "err", err)
+		result := metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
 		code := http.StatusUnprocessableEntity
 		var ce *convert.Error
 		var p *panicError
 		switch {
 		case errors.As(err, &p):
-			resp.Result.Message, code = errInternal, http.StatusInternalServerError
+			result.Message, code = errInternal, http.StatusInternalServerError
 		case errors.As(err, &ce):
-			resp.Result.Message = ce.Message()
+			result.Message = ce.Message()
 			if ce.Panic != nil {
 				code = http.StatusInternalServerError
 			}
 		}
-		return resp, code
+		return nil, result, code, nil
 	}
-	resp.ConvertedObjects = objects
-	resp.Result = metav1.Status{Status: metav1.StatusSuccess}
-	return resp, 0
+	return converted, metav1.Status{Status: metav1.StatusSuccess}, 0, nil
+}
+
+// writeReview writes the ConversionReview that answers review: its apiVersion and kind, and a response
+// with the request's uid, the converted objects (null for none, as a failure has) and the result, in the
+// encoding json.Marshal gives apiextensionsv1.ConversionReview, with each object's bytes as converted.
+// It writes object by object, with the whole length in Content-Length, and drops each (sets it nil)
+// once written: the answer is never built whole.
+func writeReview(w http.ResponseWriter, review *conversionReview, objects [][]byte, result metav1.Status) {
+	quote := func(s string) []byte { b, _ := json.Marshal(s); return b } // a string always encodes
+	head := slices.Concat([]byte(`{"kind":`), quote(review.kind), []byte(`,"apiVersion":`), quote(review.apiVersion),
+		[]byte(`,"response":{"uid":`), quote(string(review.request.uid)), []byte(`,"convertedObjects":`))
+	res, _ := json.Marshal(result) // a metav1.Status always encodes
+	tail := slices.Concat([]byte(`,"result":`), res, []byte(`}}`))
+	size := len(head) + len(tail) + len("null")
+	if objects != nil {
+		size = len(head) + len(tail) + len("[]") + max(len(objects)-1, 0)
+		for _, o := range objects {
+			size += len(o)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	out := bufio.NewWriterSize(w, 32<<10)
+	_, _ = out.Write(head)
+	if objects == nil {
+		_, _ = out.WriteString("null")
+	} else {
+		_ = out.WriteByte('[')
+		for i, o := range objects {
+			if i > 0 {
+				_ = out.WriteByte(',')
+			}
+			if _, err := out.Write(o); err != nil {
+				return // the caller is gone, or its write deadline passed
+			}
+			objects[i] = nil
+		}
+		_ = out.WriteByte(']')
+	}
+	_, _ = out.Write(tail)
+	_ = out.Flush()
 }
 
 // errInternal is controller-runtime's message for a conversion that panicked
@@ -321,6 +416,8 @@ func (r *statusRecorder) Write(p []byte) (int, error) {
 	}
 	return r.ResponseWriter.Write(p)
 }
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) status() int {
 	if !r.wrote {

@@ -21,7 +21,7 @@ import (
 // kustomizations are every kustomize base and overlay make generate writes.
 var kustomizations = []string{
 	"apis/private", "apis/private/webhooks",
-	"config/private", "config/admission", "config/proxy-rbac", "config/serving", "config/hosted-control-plane", "config/monitoring",
+	"config/private", "config/admission", "config/proxy-rbac", "config/serving", "config/network-policy", "config/hosted-control-plane", "config/monitoring",
 	"config/shared", "config/sidecar",
 }
 

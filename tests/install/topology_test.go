@@ -48,6 +48,7 @@ func TestSharedTopology(t *testing.T) {
 	tlsDir := t.TempDir()
 	ca := newCA(t)
 	ca.writeServing(t, tlsDir, 1)
+	installReferencedCRD(t, ca.pem)
 	p := startProxy(t, install.SharedArgs(),
 		map[string]string{
 			"--listen":         "127.0.0.1:" + ports[0],
@@ -71,6 +72,7 @@ func TestSidecarTopology(t *testing.T) {
 	tlsDir, backendDir := t.TempDir(), t.TempDir()
 	ca := newCA(t)
 	ca.writeServing(t, tlsDir, 1)
+	installReferencedCRD(t, ca.pem)
 	admin, err := os.ReadFile(env.AdminKubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +192,32 @@ func machine(name string) *unstructured.Unstructured {
 		"spec": map[string]any{"clusterName": "c1", "bootstrap": map[string]any{"dataSecretName": "bootstrap"},
 			"infrastructureRef": map[string]any{"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AWSMachine", "name": name}},
 	}}
+}
+
+// installReferencedCRD creates or updates the private AWSMachine CRD as install.CRDs renders it: the
+// test's Machine references an AWSMachine, whose version the proxy's conversion to v1beta1 reads from
+// that CRD's contract labels, as CAPI's does; installed before the proxy starts, its first list of the
+// CRDs has it.
+func installReferencedCRD(t *testing.T, caBundle []byte) {
+	t.Helper()
+	all, err := install.CRDs("ns", install.Name, caBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range all {
+		if crd.Name != "awsmachines.infrastructure.cluster.hypershift.openshift.io" {
+			continue
+		}
+		c, err := client.New(env.DirectConfig(env.AdminToken), client.Options{Scheme: framework.PrivateScheme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := crds.Apply(t.Context(), c, []*apiextensionsv1.CustomResourceDefinition{crd}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatal("install.CRDs has no AWSMachine CRD")
 }
 
 // installMachineCRD creates or updates the private Machine CRD as install.CRDs renders it, but for the

@@ -1,0 +1,267 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+)
+
+// The bounds of a webhook request, for the conversion webhook (Handler) and the admission webhooks
+// (Admission) alike, on whichever listener serves them. Anyone who reaches a listener can send a
+// request, so none may hold the handler's memory or its turns for long:
+//
+//   - time: a request's body must have arrived ReadTimeout after its handler started (408 otherwise),
+//     and its answer be written WriteTimeout after it; a request still being served then (a review
+//     converting, an admission review waiting for the manager's server) stops, as when its caller goes
+//     away (504 Timeout, which no one may read), giving its turn and bytes back. The handlers set these
+//     deadlines on the request's connection (HTTP/1) or stream (HTTP/2) themselves
+//     (http.ResponseController), so that they hold on a listener that serves watches too and has no
+//     http.Server ReadTimeout (the proxy's API listener), and they lift the read deadline once the body
+//     is read: Go's HTTP/1 server cancels a request's context when a read on its connection fails, which
+//     a read deadline passing while the handler converts would do. The webhook listener
+//     (--webhook-listen) serves nothing else and sets the same values as its http.Server's ReadTimeout
+//     and WriteTimeout, for every path;
+//   - memory: the bytes a handler holds of the requests it reads, waits with and serves are charged to
+//     a budget of its own (Options.MaxHeldBytes, AdmissionOptions.MaxHeldBytes) as they are allocated,
+//     which is as they arrive: a buffer grows with what the client sent (to at most twice that, and
+//     4 KiB at first), never to what its Content-Length declares, so that a client that declares much
+//     and sends little holds little. A request that would take the budget past its bound is answered
+//     429 TooManyRequests (Retry-After 1) when others hold it, 413 RequestEntityTooLarge when it alone
+//     would (a body declared or found over the handler's per-request bound is 413 as well);
+//   - turns: a request takes one of the handler's turns (Options.MaxConcurrentReviews,
+//     AdmissionOptions.MaxConcurrentReviews) only once its body is read, so that a client that is slow
+//     to send holds none; a request waits for its turn until its own context ends (the apiserver's
+//     timeout) or its write deadline passes, and is then answered 429.
+//
+// One Handler and one Admission serve both listeners of a proxy (one set of turns and one budget
+// each), and record every request in the metrics (capi_proxy_webhook_held_bytes and
+// capi_proxy_webhook_active_requests, by webhook: conversion or admission).
+const (
+	// ReadTimeout bounds the arrival of a webhook request's body, from the start of its handler: the
+	// apiserver gives every webhook call 30 s in all (k8s.io/apiserver/pkg/util/webhook
+	// defaultRequestTimeout; an admission webhook's timeoutSeconds is at most 30), so a body that has
+	// not arrived by then belongs to a call the apiserver gave up. kube-apiserver's own secure serving
+	// (k8s.io/apiserver/pkg/server/secure_serving.go) sets no ReadTimeout or WriteTimeout on its
+	// http.Server, since it serves watches, and bounds headers only (ReadHeaderTimeout 32 s, IdleTimeout
+	// 90 s, MaxHeaderBytes 1 MiB); the proxy's API listener serves watches too, so the bound is set per
+	// request on the webhook paths.
+	ReadTimeout = 30 * time.Second
+	// WriteTimeout bounds the whole of a webhook request, its answer written, from the start of its
+	// handler: past the apiserver's 30 s, so that the apiserver's own timeout ends a call first, and this
+	// one only frees what a caller that no longer reads holds.
+	WriteTimeout = 40 * time.Second
+)
+
+// minRead is what a handler reads at least at a time, and the size of its first buffer.
+const minRead = 4 << 10
+
+// budget is a number of bytes the requests of one handler may hold at once. It is safe for concurrent
+// use.
+type budget struct {
+	mu    sync.Mutex
+	held  int64
+	limit int64
+	// peak is the most held so far (tests read it).
+	peak  int64
+	gauge prometheus.Gauge // capi_proxy_webhook_held_bytes of the handler; nil records nothing
+}
+
+// inUse returns what the budget's requests hold now, and the most they held at once.
+func (b *budget) inUse() (held, peak int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held, b.peak
+}
+
+// hold is what one request holds of a budget; release gives it all back. A hold is used by one
+// goroutine at a time.
+type hold struct {
+	b *budget
+	n int64
+}
+
+// errBudget is take's error when the budget has no room: tooLarge when the request alone would hold
+// more than the whole budget.
+type errBudget struct {
+	limit    int64
+	tooLarge bool
+}
+
+func (e *errBudget) Error() string {
+	if e.tooLarge {
+		return fmt.Sprintf("the request would hold more than the webhook's whole budget of %d bytes", e.limit)
+	}
+	return fmt.Sprintf("the webhook holds its budget of %d bytes of requests", e.limit)
+}
+
+// take charges n more bytes to h, or fails with an *errBudget.
+func (h *hold) take(n int) error {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case h.n+int64(n) > b.limit:
+		return &errBudget{limit: b.limit, tooLarge: true}
+	case b.held+int64(n) > b.limit:
+		return &errBudget{limit: b.limit}
+	}
+	b.held += int64(n)
+	h.n += int64(n)
+	b.peak = max(b.peak, b.held)
+	if b.gauge != nil {
+		b.gauge.Set(float64(b.held))
+	}
+	return nil
+}
+
+// give gives n of the bytes h holds back.
+func (h *hold) give(n int) {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held -= int64(n)
+	h.n -= int64(n)
+	if b.gauge != nil {
+		b.gauge.Set(float64(b.held))
+	}
+}
+
+// release gives back everything h holds.
+func (h *hold) release() { h.give(int(h.n)) }
+
+// turns are a handler's turns: a token per request being served.
+type turns struct {
+	c     chan struct{}
+	gauge prometheus.Gauge // capi_proxy_webhook_active_requests of the handler; nil records nothing
+}
+
+// wait takes a turn, waiting until ctx ends; it returns the function that gives the turn back, or false
+// when ctx ended first.
+func (t *turns) wait(ctx context.Context) (func(), bool) {
+	select {
+	case t.c <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false
+	}
+	if t.gauge != nil {
+		t.gauge.Inc()
+	}
+	return func() {
+		if t.gauge != nil {
+			t.gauge.Dec()
+		}
+		<-t.c
+	}, true
+}
+
+// limits are a handler's budget, turns and timeouts.
+type limits struct {
+	name   string // the webhook label: conversion or admission
+	budget *budget
+	turns  *turns
+	// readTimeout and writeTimeout are ReadTimeout and WriteTimeout; tests lower them.
+	readTimeout, writeTimeout time.Duration
+}
+
+// newLimits returns the limits of a handler named name, recorded in m (nil records nothing).
+func newLimits(name string, maxHeld int64, maxConcurrent int, m *metrics.Metrics) *limits {
+	l := &limits{name: name, budget: &budget{limit: maxHeld}, turns: &turns{c: make(chan struct{}, maxConcurrent)},
+		readTimeout: ReadTimeout, writeTimeout: WriteTimeout}
+	if m != nil {
+		held, active := limitGauges(m)
+		l.budget.gauge, l.turns.gauge = held.WithLabelValues(name), active.WithLabelValues(name)
+	}
+	return l
+}
+
+// limitGauges returns the gauges of the webhooks' limits in m's registry, registering them once: the
+// conversion and the admission handler of one proxy share them, by their webhook label.
+func limitGauges(m *metrics.Metrics) (held, active *prometheus.GaugeVec) {
+	held = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "capi_proxy", Name: "webhook_held_bytes",
+		Help: "Bytes of webhook requests (their bodies as read) the webhook holds while it reads, waits with and serves them, by webhook (conversion, admission).",
+	}, []string{"webhook"})
+	active = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "capi_proxy", Name: "webhook_active_requests",
+		Help: "Webhook requests being served (read, and holding one of the webhook's turns), by webhook (conversion, admission).",
+	}, []string{"webhook"})
+	return register(m, held), register(m, active)
+}
+
+// register registers g in m's registry, or returns the one registered there already.
+func register(m *metrics.Metrics, g *prometheus.GaugeVec) *prometheus.GaugeVec {
+	if err := m.Registry().Register(g); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if errors.As(err, &already) {
+			return already.ExistingCollector.(*prometheus.GaugeVec)
+		}
+		panic(err)
+	}
+	return g
+}
+
+// deadlines sets the read and write deadlines of a webhook request from start (ReadTimeout,
+// WriteTimeout) on its connection or stream; bodyRead lifts the read deadline once the whole body is
+// read, and done flushes the answer and lifts the write deadline, which an HTTP/1 connection would
+// otherwise keep into its next request (Go's server sets one per request only with a WriteTimeout).
+// A body left unread keeps its read deadline, which then bounds what the server reads of it after the
+// handler; the next request of the connection gets its own. A ResponseWriter that cannot take
+// deadlines (a test's recorder) is served without.
+type deadlines struct{ rc *http.ResponseController }
+
+func (l *limits) setDeadlines(w http.ResponseWriter, start time.Time) deadlines {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(start.Add(l.readTimeout))
+	_ = rc.SetWriteDeadline(start.Add(l.writeTimeout))
+	return deadlines{rc: rc}
+}
+
+func (d deadlines) bodyRead() { _ = d.rc.SetReadDeadline(time.Time{}) }
+
+func (d deadlines) done() {
+	_ = d.rc.Flush()
+	_ = d.rc.SetWriteDeadline(time.Time{})
+}
+
+// bodyError is the API error for an error reading a request's body of what ("ConversionReview"),
+// limited to limit bytes.
+func (l *limits) bodyError(err error, what string, limit int64) error {
+	var tooLarge *http.MaxBytesError
+	var budget *errBudget
+	switch {
+	case errors.As(err, &tooLarge):
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("a %s is limited to %d bytes", what, limit))
+	case errors.As(err, &budget) && budget.tooLarge:
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("reading the %s: %v", what, err))
+	case errors.As(err, &budget):
+		return apierrors.NewTooManyRequests(fmt.Sprintf("reading the %s: %v; try again", what, err), 1)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusRequestTimeout,
+			Reason: metav1.StatusReasonTimeout, Message: fmt.Sprintf("the %s did not arrive within %s", what, l.readTimeout)}}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apierrors.NewBadRequest(fmt.Sprintf("reading the %s: the body ended early", what))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("reading the %s: %v", what, err))
+}
+
+// writeStatus writes err as status.Write does, with the Retry-After header its details ask for, as
+// kube-apiserver writes an error (responsewriters.ErrorNegotiated).
+func writeStatus(w http.ResponseWriter, err error) {
+	if s := status.ToStatus(err); s.Details != nil && s.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
+	}
+	status.Write(w, err)
+}
