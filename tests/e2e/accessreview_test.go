@@ -15,8 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 )
@@ -29,25 +27,9 @@ import (
 // verbs the real requests are allowed, naming no private group. In each namespace alice holds get on one
 // set of groups and list on the other, so that a review translated to the wrong set answers wrong.
 func TestAccessReviewsFollowServing(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p, err := env.StartProxy(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	admin, err := kubernetes.NewForConfig(env.DirectConfig(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	directDyn, err := dynamic.NewForConfig(env.DirectConfig(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxyDyn, err := dynamic.NewForConfig(p.Config(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
+	o := startOwnProxy(t)
+	p, admin := o.p, o.kube
 	suffix := rand.String(5)
 	nsUp, nsPriv := "review-up-"+suffix, "review-priv-"+suffix
 	const upstreamCore, privateCore = "cluster.x-k8s.io", "cluster.hypershift.openshift.io"
@@ -73,16 +55,7 @@ func TestAccessReviewsFollowServing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The proxy serves nsUp from the upstream groups once its informer has seen the label.
-	if _, err := directDyn.Resource(upstreamClusters).Namespace(nsUp).Create(ctx, clusterObject(upstreamClusters, nsUp, "probe"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := proxyDyn.Resource(upstreamClusters).Namespace(nsUp).Get(ctx, "probe", metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("the upstream namespace is not served: %v", err)
-	}
+	o.waitServedUpstream(t, nsUp, "probe")
 
 	alice := newRawClient(t, p.Config(env.UserToken))
 	adminProxy := newRawClient(t, p.Config(env.AdminToken))

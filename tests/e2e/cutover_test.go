@@ -25,8 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,26 +60,10 @@ func clusterObject(gvr schema.GroupVersionResource, ns, name string) *unstructur
 // relists and converges on the objects of the groups now served.
 func TestCutover(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p, err := env.StartProxy(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
+	defer cancel() // the informers' and the watches'
+	o := startOwnProxy(t)
+	p, kube, directDyn, proxyDyn := o.p, o.kube, o.directDyn, o.proxyDyn
 	cfg := p.Config(env.AdminToken)
-
-	kube, err := kubernetes.NewForConfig(env.DirectConfig(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	directDyn, err := dynamic.NewForConfig(env.DirectConfig(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxyDyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	suffix := rand.String(5)
 	nsUp, nsPriv, nsPlatform := "cutover-up-"+suffix, "cutover-priv-"+suffix, "cutover-platform-"+suffix
 	for name, labels := range map[string]map[string]string{

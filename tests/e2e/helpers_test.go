@@ -31,6 +31,11 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"time"
 )
 
 const (
@@ -349,4 +354,53 @@ func watchAdded(ctx context.Context, t *testing.T, rc *rawClient, path string) (
 	}
 	sort.Strings(names)
 	return added, names
+}
+
+// ownProxy is a proxy a test starts for itself (to follow namespaces' serving modes it changes), with
+// the admin's clients straight to the apiserver and through that proxy.
+type ownProxy struct {
+	p         *framework.Proxy
+	kube      kubernetes.Interface
+	directDyn dynamic.Interface
+	proxyDyn  dynamic.Interface
+}
+
+// startOwnProxy starts a proxy for the test, stopped at its end.
+func startOwnProxy(t *testing.T) *ownProxy {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	p, err := env.StartProxy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	o := &ownProxy{p: p}
+	if o.kube, err = kubernetes.NewForConfig(env.DirectConfig(env.AdminToken)); err != nil {
+		t.Fatal(err)
+	}
+	if o.directDyn, err = dynamic.NewForConfig(env.DirectConfig(env.AdminToken)); err != nil {
+		t.Fatal(err)
+	}
+	if o.proxyDyn, err = dynamic.NewForConfig(p.Config(env.AdminToken)); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// waitServedUpstream waits until the proxy serves namespace ns from the upstream groups (its informer
+// has seen the namespace's label): it reads, through the proxy, a Cluster it created straight in the
+// platform's upstream CRD. The Cluster stays, named name.
+func (o *ownProxy) waitServedUpstream(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := o.directDyn.Resource(upstreamClusters).Namespace(ns).Create(ctx, clusterObject(upstreamClusters, ns, name), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := o.proxyDyn.Resource(upstreamClusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("namespace %s is not served from the upstream groups: %v", ns, err)
+	}
 }

@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/openshift/hypershift-capi-proxy/install"
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
@@ -31,25 +29,9 @@ import (
 // so the platform's Cluster stays out of reach; once the binding is back and the label removed, nothing
 // is held.
 func TestServingLabelGuard(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p, err := env.StartProxy(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	admin, err := kubernetes.NewForConfig(env.DirectConfig(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	directDyn, err := dynamic.NewForConfig(env.DirectConfig(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxyDyn, err := dynamic.NewForConfig(p.Config(env.AdminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
+	o := startOwnProxy(t)
+	p, admin, directDyn, proxyDyn := o.p, o.kube, o.directDyn, o.proxyDyn
 
 	// The platform's namespace and Cluster, straight in the platform's upstream CRD.
 	platform := "platform-capi-" + rand.String(5)
