@@ -379,7 +379,7 @@ func (o *options) run(ctx context.Context) error {
 	if o.followNamespaces {
 		// The proxy's own identity (the kubeconfig's credentials, in either authentication mode) watches
 		// the Namespaces' metadata.
-		opts.Namespaces = server.NewNamespaces(m.Registry())
+		opts.Namespaces = server.NewNamespaces(m)
 		if err := server.WatchNamespaces(ctx, rest.CopyConfig(backend), opts.Namespaces); err != nil {
 			return err
 		}

@@ -12,6 +12,9 @@
 //	translation_errors_total{group,kind,direction,reason}            counter: bodies that could not be translated
 //	conversion_webhook_requests_total{kind,desired_api_version,code} counter: ConversionReviews served
 //	conversion_webhook_duration_seconds{kind,desired_api_version}    histogram: time to serve one ConversionReview
+//	namespaces{mode}                                                  gauge: namespaces by the serving mode their serve-from label gives
+//	held_requests_total{group,resource}                               counter: writes answered 429 because their namespace is held
+//	serving_label_guarded                                             gauge: 1 while the admission policy guards the serve-from label
 //
 // class is the proxy's classification of the request (Mapped, Other, Discovery, Private, Upgrade,
 // Unrouted), or Webhook for the ConversionReviews of the conversion webhook (package webhook); group, resource and subresource are set for Mapped requests only (the upstream group and
@@ -33,6 +36,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 )
 
 const namespace = "capi_proxy"
@@ -57,6 +62,9 @@ type Metrics struct {
 	translationErrors   *prometheus.CounterVec
 	conversionRequests  *prometheus.CounterVec
 	conversionDuration  *prometheus.HistogramVec
+	namespaceModes      *prometheus.GaugeVec
+	heldRequests        *prometheus.CounterVec
+	servingGuarded      prometheus.Gauge
 }
 
 // requestBuckets are seconds, from 5ms to kube-apiserver's default request timeout (60s).
@@ -99,14 +107,71 @@ func New() *Metrics {
 			Help: "Time to serve one ConversionReview, by kind and desired apiVersion.",
 		}, []string{"kind", "desired_api_version"}),
 	}
+	m.namespaceModes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "namespaces",
+		Help: "Namespaces by the serving mode their " + serving.Label + " label gives (unknown: a value that is not a mode, or a label not guarded); unlabelled namespaces and those labelled private are not counted.",
+	}, []string{"mode"})
+	for _, mode := range serving.Modes {
+		m.namespaceModes.WithLabelValues(string(mode))
+	}
+	m.namespaceModes.WithLabelValues(UnknownMode)
+	m.heldRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "held_requests_total",
+		Help: "Writes to mapped kinds answered with 429 Too Many Requests because their namespace's writes are held, by upstream group and resource.",
+	}, []string{"group", "resource"})
+	m.servingGuarded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "serving_label_guarded",
+		Help: "1 while the ValidatingAdmissionPolicy and binding " + serving.PolicyName + " guard the namespaces' " + serving.Label +
+			" label, 0 otherwise: then every labelled namespace's writes are held and its reads served from the private groups.",
+	})
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.requestDuration, m.openWatches,
 		m.translationDuration, m.translationErrors,
 		m.conversionRequests, m.conversionDuration,
+		m.namespaceModes, m.heldRequests, m.servingGuarded,
 	)
 	return m
+}
+
+// UnknownMode is the mode label of a namespace whose label the proxy does not follow: a value that is not
+// a serving.Mode, or any label while it is not guarded.
+const UnknownMode = "unknown"
+
+// NamespaceModeChanged moves one namespace from the mode label from to the mode label to (a serving.Mode
+// or UnknownMode); "" is not counted (an unlabelled namespace, or one labelled private).
+func (m *Metrics) NamespaceModeChanged(from, to string) {
+	if m == nil {
+		return
+	}
+	if from != "" {
+		m.namespaceModes.WithLabelValues(from).Dec()
+	}
+	if to != "" {
+		m.namespaceModes.WithLabelValues(to).Inc()
+	}
+}
+
+// HeldRequest counts a write answered 429 because its namespace is held; group and resource are the
+// route table's upstream ones.
+func (m *Metrics) HeldRequest(group, resource string) {
+	if m == nil {
+		return
+	}
+	m.heldRequests.WithLabelValues(group, resource).Inc()
+}
+
+// SetServingLabelGuarded records whether the serve-from label is guarded.
+func (m *Metrics) SetServingLabelGuarded(guarded bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if guarded {
+		v = 1
+	}
+	m.servingGuarded.Set(v)
 }
 
 // Registry returns the registry holding the metrics, to register more collectors or gather in tests.

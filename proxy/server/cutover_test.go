@@ -19,6 +19,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
@@ -195,8 +196,9 @@ func TestUnguardedLabel(t *testing.T) {
 
 func TestHeldWrites(t *testing.T) {
 	b := okBackend(t)
-	reg := prometheus.NewRegistry()
-	ns := server.NewNamespaces(reg)
+	m := metrics.New()
+	reg := m.Registry()
+	ns := server.NewNamespaces(m)
 	ns.SetGuarded(true, "1")
 	ns.Set("held", "11", labelled("upstream-held"))
 	ns.Set("pheld", "12", labelled("private-held"))
@@ -262,8 +264,9 @@ func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 }
 
 func TestNamespacesByModeMetric(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	ns := server.NewNamespaces(reg)
+	m := metrics.New()
+	reg := m.Registry()
+	ns := server.NewNamespaces(m)
 	ns.SetGuarded(true, "1")
 	ns.Set("a", "1", labelled("upstream"))
 	ns.Set("b", "2", labelled("upstream"))
@@ -276,7 +279,7 @@ func TestNamespacesByModeMetric(t *testing.T) {
 		t.Errorf("lint: %v %v", got, err)
 	}
 	want := `
-# HELP capi_proxy_namespaces Namespaces by the serving mode their capi-proxy.hypershift.openshift.io/serve-from label gives (unknown: a value that is not a mode); unlabelled namespaces and those labelled private are not counted.
+# HELP capi_proxy_namespaces Namespaces by the serving mode their capi-proxy.hypershift.openshift.io/serve-from label gives (unknown: a value that is not a mode, or a label not guarded); unlabelled namespaces and those labelled private are not counted.
 # TYPE capi_proxy_namespaces gauge
 capi_proxy_namespaces{mode="private"} 0
 capi_proxy_namespaces{mode="private-held"} 0

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,11 +28,9 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metaonly"
 )
-
-// unknownMode is the metric label of a namespace whose label value is not a serving.Mode.
-const unknownMode = "unknown"
 
 // Namespaces follows the serving mode of every namespace: fed with Namespaces' metadata (by a
 // watch-backed informer, WatchNamespaces, or by Set and Delete in tests), it answers, per request, from
@@ -64,12 +61,8 @@ type Namespaces struct {
 	// guard is applied to them again; written under mu.
 	labels map[string]labelled
 
-	// byMode counts namespaces by mode (serving.Mode, or unknownMode); nil without metrics.
-	byMode *prometheus.GaugeVec
-	// held counts the writes answered with 429 because their namespace's writes are held.
-	held *prometheus.CounterVec
-	// guardedGauge is 1 while the label is guarded, 0 otherwise; nil without metrics.
-	guardedGauge prometheus.Gauge
+	// metrics records the namespaces by mode, the held writes and the guard.
+	metrics *metrics.Metrics
 }
 
 // modes is one immutable view of the namespaces' modes.
@@ -119,49 +112,27 @@ func (m nsMode) why() string {
 	return "not a serving mode"
 }
 
-// counted reports whether the namespaces-by-mode metric counts the namespace (it is labelled with
-// another mode than serving.Private).
-func (m nsMode) counted() bool { return m.mode != serving.Private || m.unknown != "" }
-
-// metricLabel is the mode label of the namespaces-by-mode metric.
+// metricLabel is the mode label of the namespaces-by-mode metric (metrics.NamespaceModeChanged), "" for
+// a namespace it does not count (unlabelled, or labelled serving.Private).
 func (m nsMode) metricLabel() string {
-	if m.unknown != "" {
-		return unknownMode
+	switch {
+	case m.unknown != "":
+		return metrics.UnknownMode
+	case m.mode == serving.Private:
+		return ""
 	}
 	return string(m.mode)
 }
 
 // NewNamespaces returns Namespaces that serve every namespace from the private groups until Set says
-// otherwise. With a registry, it registers capi_proxy_namespaces{mode} (namespaces by serving mode,
-// "unknown" for a label value that is not a mode; unlabelled namespaces and those labelled private are not
-// counted),
-// capi_proxy_held_requests_total{group,resource} (writes answered 429 because their namespace is held)
-// and capi_proxy_serving_label_guarded (1 while the label is guarded, see SetGuarded).
-func NewNamespaces(reg prometheus.Registerer) *Namespaces {
-	n := &Namespaces{labels: map[string]labelled{}}
+// otherwise, recording in m (nil records nothing) the namespaces by mode, the held writes and whether
+// the label is guarded (package metrics).
+func NewNamespaces(m *metrics.Metrics) *Namespaces {
+	n := &Namespaces{labels: map[string]labelled{}, metrics: m}
 	first := &modes{byName: map[string]nsMode{}}
 	first.changed, first.change = context.WithCancel(context.Background())
 	n.snap.Store(first)
-	if reg != nil {
-		n.byMode = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "capi_proxy", Name: "namespaces",
-			Help: "Namespaces by the serving mode their " + serving.Label + " label gives (unknown: a value that is not a mode); unlabelled namespaces and those labelled private are not counted.",
-		}, []string{"mode"})
-		n.held = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "capi_proxy", Name: "held_requests_total",
-			Help: "Writes to mapped kinds answered with 429 Too Many Requests because their namespace's writes are held, by upstream group and resource.",
-		}, []string{"group", "resource"})
-		for _, m := range serving.Modes {
-			n.byMode.WithLabelValues(string(m))
-		}
-		n.byMode.WithLabelValues(unknownMode)
-		n.guardedGauge = prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "capi_proxy", Name: "serving_label_guarded",
-			Help: "1 while the ValidatingAdmissionPolicy and binding " + serving.PolicyName + " guard the namespaces' " + serving.Label +
-				" label, 0 otherwise: then every labelled namespace's writes are held and its reads served from the private groups.",
-		})
-		reg.MustRegister(n.byMode, n.held, n.guardedGauge)
-	}
+	m.SetServingLabelGuarded(false)
 	return n
 }
 
@@ -223,9 +194,7 @@ func (n *Namespaces) SetGuarded(guarded bool, resourceVersion string) {
 		return
 	}
 	n.guarded = guarded
-	if n.guardedGauge != nil {
-		n.guardedGauge.Set(map[bool]float64{false: 0, true: 1}[guarded])
-	}
+	n.metrics.SetServingLabelGuarded(guarded)
 	if guarded {
 		klog.InfoS("The namespaces' serving label is guarded: following it", "label", serving.Label, "policy", serving.PolicyName)
 	} else {
@@ -271,14 +240,7 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 	klog.InfoS("Namespace serving mode changed", "namespace", name, "from", prev.metricLabel(), "to", next.metricLabel(),
 		"deleted", deleted, "resourceVersion", resourceVersion)
 	n.replace(cur, name, next, true)
-	if n.byMode != nil {
-		if prev.counted() {
-			n.byMode.WithLabelValues(prev.metricLabel()).Dec()
-		}
-		if next.counted() {
-			n.byMode.WithLabelValues(next.metricLabel()).Inc()
-		}
-	}
+	n.metrics.NamespaceModeChanged(prev.metricLabel(), next.metricLabel())
 }
 
 // replace stores a copy of cur with name's mode set; changed cancels cur's changed, ending the watches
@@ -297,7 +259,7 @@ func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool) {
 		if v.mode.Upstream() {
 			next.upstream = append(next.upstream, k)
 		}
-		if v.counted() {
+		if v.metricLabel() != "" {
 			next.labelled++
 		}
 	}
@@ -379,9 +341,7 @@ func (w *modeWatch) disarm() {
 
 // countHeld counts a held write.
 func (n *Namespaces) countHeld(gr schema.GroupResource) {
-	if n.held != nil {
-		n.held.WithLabelValues(gr.Group, gr.Resource).Inc()
-	}
+	n.metrics.HeldRequest(gr.Group, gr.Resource)
 }
 
 // parseRV parses a resourceVersion as kube-apiserver's etcd storage does (an etcd revision); anything

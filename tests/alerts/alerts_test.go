@@ -19,7 +19,6 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/install"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
-	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
 // prometheusRule is the part of a monitoring.coreos.com/v1 PrometheusRule the test reads: its spec is a
@@ -106,8 +105,6 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	m.ObserveTranslation("cluster.x-k8s.io", "Machine", "response", time.Millisecond)
 	m.TranslationError("cluster.x-k8s.io", "Machine", "response", "InternalError")
 	m.ObserveConversionReview("Machine", "cluster.x-k8s.io/v1beta1", 200, time.Millisecond)
-	// The Namespaces' serving modes register theirs on the proxy's registry (proxy/main.go).
-	server.NewNamespaces(m.Registry())
 	families, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
