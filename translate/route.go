@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -34,9 +35,26 @@ type Route struct {
 	// proxy/adapt). Its codecs still convert objects stored at it.
 	Unserved bool
 	// Conversion says how this version converts into the other versions of its kind, as upstream converts
-	// it: the generator reads it from the upstream Go types' methods (controller-runtime's conversion.Hub
-	// and conversion.Convertible).
+	// it: the generator reads it from wherever upstream keeps its conversions, the upstream Go types'
+	// methods (controller-runtime's conversion.Hub and conversion.Convertible) or the functions of a
+	// conversion package (apis/upstream.ConversionPackages).
 	Conversion Conversion
+	// ToHub, on a Spoke, converts spoke, an upstream object of this version (a pointer made by
+	// Object.New), into hub, an upstream object of the kind's hub version (a pointer made by the hub
+	// route's Object.New), with upstream's own conversion, whichever way the generator found it: the
+	// ConvertTo method of the spoke's Go type (ConvertToMethod) or the function upstream registers
+	// with its conversion webhook (ConvertFunc; CAPI v1.14's ConvertMachineV1Beta1ToHub in
+	// sigs.k8s.io/cluster-api/core/webhooks/conversion). ctx reaches a function (CAPI's apiVersion getter
+	// reads it); a method takes none. Its error is upstream's, unwrapped. nil on every other route.
+	ToHub func(ctx context.Context, spoke, hub any) error
+	// FromHub, on a Spoke, converts hub into spoke, the other way, with the spoke's ConvertFrom method
+	// (ConvertFromMethod) or upstream's function (ConvertFunc). nil on every other route.
+	FromHub func(ctx context.Context, hub, spoke any) error
+	// ViaHubError, on a Spoke, wraps the error of ToHub or FromHub where the call is one leg of a
+	// conversion between two spokes, as controller-runtime's conversion webhook wraps it on the path
+	// upstream's webhook takes for the kind: MethodsViaHubError where the Go types convert themselves,
+	// ConverterViaHubError where upstream registers a hub-and-spoke converter. nil on every other route.
+	ViaHubError ViaHubError
 	// ContractLabels are CAPI's contract labels of the kind's private CRD ("cluster.x-k8s.io/v1beta2":
 	// "v1beta2"; the served versions implementing each contract, joined by "_"), the same on every version
 	// of the kind; nil for kinds CAPI does not reference by contract. The apiVersion getter of CAPI's
@@ -61,12 +79,11 @@ const (
 	// converting changes apiVersion only (the CRD's conversion strategy None, as upstream's CRD has it:
 	// CAPZ's AzureASOManaged* v1alpha1 and v1beta1, Agent's v1alpha1 and v1beta1).
 	NoConversion Conversion = iota
-	// Hub is the version every other version converts through; it is the storage version, and its
-	// upstream Go type implements sigs.k8s.io/controller-runtime/pkg/conversion.Hub.
+	// Hub is the version every other version converts through; it is the storage version.
 	Hub
-	// Spoke converts to and from the hub with the ConvertTo and ConvertFrom methods of its upstream Go type
-	// (sigs.k8s.io/controller-runtime/pkg/conversion.Convertible), which keep what the spoke cannot hold in
-	// the annotation cluster.x-k8s.io/conversion-data. The kind's CRD converts with a webhook.
+	// Spoke converts to and from the hub with upstream's conversions (Route.ToHub and Route.FromHub),
+	// which keep what the spoke cannot hold in the annotation cluster.x-k8s.io/conversion-data. The kind's
+	// CRD converts with a webhook.
 	Spoke
 )
 
