@@ -106,6 +106,35 @@ var Packages = []Package{
 	{Path: "github.com/openshift/hypershift-capi-proxy/apis/upstream/agent/v1beta1", Dir: "agent/v1beta1", Contract: "v1beta1"},
 }
 
+// ConversionModule lists, for one Go module, the packages where the module may keep the whole-object
+// conversions of its kinds outside its API packages.
+type ConversionModule struct {
+	// Module is the Go module path, e.g. "sigs.k8s.io/cluster-api".
+	Module string
+	// Packages are package paths relative to Module, e.g. "core/webhooks/conversion".
+	Packages []string
+}
+
+// ConversionPackages are the candidate conversion packages, per module. Upstream converts a kind between
+// its versions either with methods of its API types (controller-runtime's conversion.Hub and
+// conversion.Convertible) or with exported functions of one of these packages, of the shape
+// func(context.Context, *Spoke, *Hub) error and func(context.Context, *Hub, *Spoke) error, which its
+// manager registers with controller-runtime's conversion webhook as a hub-and-spoke converter
+// (conversion.NewHubSpokeConverter). The generator loads, beside the API packages, those of the
+// candidates that exist at the version go.mod pins (a module not in go.mod, or a package it does not
+// hold, is skipped) and takes each kind's conversions from wherever it finds them, and
+// SetAPIVersionGetter from an API or a conversion package (see package generator/model). A provider that
+// moves its conversions out of its API types gets a line here.
+var ConversionPackages = []ConversionModule{
+	// CAPI keeps its hub-and-spoke converters and SetAPIVersionGetter beside its webhooks since v1.14
+	// (before, the API types converted themselves).
+	{Module: "sigs.k8s.io/cluster-api", Packages: []string{
+		"core/webhooks/conversion",
+		"bootstrap/kubeadm/webhooks/conversion",
+		"controlplane/kubeadm/webhooks/conversion",
+	}},
+}
+
 // OpaqueTypes are types whose content the generator cannot see into (free-form JSON). Each may appear in an
 // upstream type only if it is listed here with the reason it never needs translating; any other opaque type
 // fails generation. Keys are "<import path>.<type name>".

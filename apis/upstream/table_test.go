@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,21 @@ func TestPackagesAreUnique(t *testing.T) {
 			t.Errorf("package %s: Dir %q must end in the version %q", p.Path, p.Dir, path.Base(p.Path))
 		}
 		dirs[p.Dir], paths[p.Path] = true, true
+	}
+}
+
+func TestConversionPackagesAreModuleRelative(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range ConversionPackages {
+		for _, p := range m.Packages {
+			if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == "." || strings.HasPrefix(p, "..") {
+				t.Errorf("module %s: package %q must be a clean path relative to the module", m.Module, p)
+			}
+			if full := m.Module + "/" + p; seen[full] {
+				t.Errorf("conversion package %s is listed twice", full)
+			} else {
+				seen[full] = true
+			}
+		}
 	}
 }
