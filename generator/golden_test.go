@@ -35,30 +35,70 @@ var fixtureTables = model.Tables{
 
 // TestGolden runs the model and the Go emitters (private types, converters, route table; not
 // controller-gen) over the fixture packages and compares every file written with
-// testdata/golden/<case>, byte for byte, and no file more or less.
+// testdata/golden/<case>, byte for byte, and no file more or less. The cases are the two places upstream
+// keeps whole-object conversions: widget's Go types convert themselves (methods, CAPI v1.13), gizmo's
+// are converted by functions of a package of their own (CAPI v1.14). Each lists a candidate conversion
+// package that does not exist, which the generator must skip.
 func TestGolden(t *testing.T) {
-	pkgs := []upstream.Package{
-		{Path: fixtures + "/widget/v1beta1", Dir: "widget/v1beta1", Contract: "v1beta1"},
-		{Path: fixtures + "/widget/v1beta2", Dir: "widget/v1beta2", Contract: "v1beta2"},
+	for _, tc := range []struct {
+		name        string
+		pkgs        []upstream.Package
+		conversions []string // candidate conversion packages, relative to this module
+	}{{
+		name: "widget",
+		pkgs: []upstream.Package{
+			{Path: fixtures + "/widget/v1beta1", Dir: "widget/v1beta1", Contract: "v1beta1"},
+			{Path: fixtures + "/widget/v1beta2", Dir: "widget/v1beta2", Contract: "v1beta2"},
+		},
+		conversions: []string{"generator/testdata/apis/widget/conversion"},
+	}, {
+		name: "gizmo",
+		pkgs: []upstream.Package{
+			{Path: fixtures + "/gizmo/v1beta1", Dir: "gizmo/v1beta1", Contract: "v1beta1"},
+			{Path: fixtures + "/gizmo/v1beta2", Dir: "gizmo/v1beta2", Contract: "v1beta2"},
+		},
+		conversions: []string{"generator/testdata/apis/gizmo/absent", "generator/testdata/apis/gizmo/conversion"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tables := fixtureTables
+			tables.Conversions = []upstream.ConversionModule{{Module: projectModule, Packages: tc.conversions}}
+			m, err := model.LoadWith(projectModule, tc.pkgs, tables)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := t.TempDir()
+			e := &emit.Emitter{M: m, Root: root}
+			for _, pkg := range m.Packages {
+				if err := e.PrivateTypes(pkg); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Converters(pkg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Routes(); err != nil {
+				t.Fatal(err)
+			}
+			compareTree(t, root, filepath.Join("testdata", "golden", tc.name))
+		})
 	}
-	m, err := model.LoadWith(projectModule, pkgs, fixtureTables)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestGoldenConversions checks the message of a run whose conversions are broken (testdata/apis/badconv):
+// every kind whose conversion functions are partial or ambiguous is named with what is wrong, and so is
+// a SetAPIVersionGetter of neither of upstream's shapes.
+func TestGoldenConversions(t *testing.T) {
+	var pkgs []upstream.Package
+	for _, v := range []string{"v1alpha1", "v1beta1", "v1beta2"} {
+		pkgs = append(pkgs, upstream.Package{Path: fixtures + "/badconv/" + v, Dir: "badconv/" + v})
 	}
-	root := t.TempDir()
-	e := &emit.Emitter{M: m, Root: root}
-	for _, pkg := range m.Packages {
-		if err := e.PrivateTypes(pkg); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Converters(pkg); err != nil {
-			t.Fatal(err)
-		}
+	tables := fixtureTables
+	tables.Conversions = []upstream.ConversionModule{{Module: projectModule, Packages: []string{"generator/testdata/apis/badconv/conversion"}}}
+	_, err := model.LoadWith(projectModule, pkgs, tables)
+	if err == nil {
+		t.Fatal("loading the badconv fixture succeeded, want an error")
 	}
-	if err := e.Routes(); err != nil {
-		t.Fatal(err)
-	}
-	compareTree(t, root, filepath.Join("testdata", "golden", "widget"))
+	compareFile(t, filepath.Join("testdata", "golden", "conversions.txt"), []byte(err.Error()+"\n"))
 }
 
 // TestGoldenUnclassifiable checks the message of a run that cannot classify a field: it names every

@@ -152,7 +152,7 @@ func diff(before, after *Snapshot) *Report {
 	add("Kinds and versions removed", removed)
 	add("Storage versions changed", storage)
 	add("Served versions changed", served)
-	add("Conversions changed (translate.Conversion, from the upstream Go types' Hub/ConvertTo/ConvertFrom methods)", conversion)
+	add("Conversions changed (translate.Conversion, from the upstream Go types' methods or a conversion package's functions)", conversion)
 	add("Fields added (+) and removed (-), per kind and version", fieldLines)
 	add("Group-carrying fields added (+) and removed (-), with their classification (=apiVersion, =group, =objectMeta, ...)", groupLines)
 

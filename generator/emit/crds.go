@@ -68,7 +68,8 @@ func (e *Emitter) ConversionStanzas(dir string) error {
 		if _, ok := conversions[name]; !ok {
 			if len(versions) > 1 && !sameSchemas(versions) {
 				problems = append(problems, fmt.Sprintf("%s: %d versions with different schemas, but no version converts "+
-					"by hub and spoke (Hub, ConvertTo and ConvertFrom methods): the apiserver could not convert them", name, len(versions)))
+					"by hub and spoke (upstream has neither conversion methods on its Go types nor conversion functions in a "+
+					"package of apis/upstream.ConversionPackages for it): the apiserver could not convert them", name, len(versions)))
 			}
 			continue
 		}

@@ -177,6 +177,9 @@ func (e *Emitter) importAliases(f *jen.File) {
 		alias(e.M.PrivatePath(p), "priv"+id)
 		alias(e.M.ConvertPath(p), "conv"+id)
 	}
+	for _, p := range e.M.ConversionPackages {
+		alias(p.Path, "up"+strings.NewReplacer("/", "", "-", "", ".", "").Replace(p.Dir))
+	}
 	for _, p := range slices.Sorted(maps.Keys(sharedAliases)) {
 		alias(p, sharedAliases[p])
 	}

@@ -7,8 +7,10 @@ import (
 )
 
 // Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and version
-// (unserved ones marked Unserved), with its group-carrying JSON paths, and the typed codecs (Object, List)
-// of the kinds that convert by hub and spoke, which the proxy's conversions run. The typed codecs of the
+// (unserved ones marked Unserved), with its group-carrying JSON paths, the typed codecs (Object, List)
+// of the kinds that convert by hub and spoke, which the proxy's conversions run, and on each spoke
+// upstream's conversions to and from the hub (ToHub, FromHub, ViaHubError), methods of the spoke's Go type
+// or functions of a conversion package, adapted to one signature so that no caller needs to know which. The typed codecs of the
 // other kinds (translate.NoConversion: converted by setting apiVersion) are only for tests, which compare
 // the rewrite along Paths with them: zz_generated/routes/codecs sets them when imported, so that
 // the proxy's binary links neither those kinds' Go types nor their converters nor what those import.
@@ -75,6 +77,20 @@ func (e *Emitter) routeTable() error {
 			if k.Conversion != translate.NoConversion {
 				field("Conversion", jen.Qual(translatePath, k.Conversion.String()))
 			}
+			if k.Conversion == translate.Spoke {
+				if k.ConvertsByFunctions() {
+					field("ToHub", jen.Qual(translatePath, "ConvertFunc").Call(jen.Qual(k.ToHub.Package, k.ToHub.Name)))
+					field("FromHub", jen.Qual(translatePath, "ConvertFunc").Call(jen.Qual(k.FromHub.Package, k.FromHub.Name)))
+					field("ViaHubError", jen.Qual(translatePath, "ConverterViaHubError"))
+				} else {
+					method := func(name string) jen.Code {
+						return jen.Parens(jen.Op("*").Qual(pkg.Path, k.Name)).Dot(name)
+					}
+					field("ToHub", jen.Qual(translatePath, "ConvertToMethod").Call(method("ConvertTo")))
+					field("FromHub", jen.Qual(translatePath, "ConvertFromMethod").Call(method("ConvertFrom")))
+					field("ViaHubError", jen.Qual(translatePath, "MethodsViaHubError"))
+				}
+			}
 			if labels := e.ContractLabels(pkg, k.Name); labels != nil {
 				field("ContractLabels", labelsLit(labels))
 			}
@@ -89,19 +105,22 @@ func (e *Emitter) routeTable() error {
 		}
 	}
 	var setters []jen.Code
-	for _, pkg := range e.M.Packages {
-		if pkg.SetsAPIVersionGetter {
-			setters = append(setters, jen.Line().Qual(pkg.Path, "SetAPIVersionGetter"))
+	for _, s := range e.M.APIVersionGetterSetters {
+		set := jen.Qual(s.Package, "SetAPIVersionGetter")
+		if !s.Context {
+			set = jen.Qual(translatePath, "GetterSetterWithoutContext").Call(set)
 		}
+		setters = append(setters, jen.Line().Add(set))
 	}
 	if len(setters) > 0 {
 		setters = append(setters, jen.Line())
 	}
 	f.Comment("APIVersionGetterSetters are the SetAPIVersionGetter functions of the upstream packages whose conversions")
-	f.Comment("turn a reference by apiGroup and kind into one by apiVersion (CAPI's apiVersion getter): whoever runs")
-	f.Comment("those conversions installs its getter with each of them.")
+	f.Comment("turn a reference by apiGroup and kind into one by apiVersion (CAPI's apiVersion getter), those whose")
+	f.Comment("getter takes no context adapted to one that does: whoever runs those conversions installs its getter")
+	f.Comment("with each of them.")
 	f.Var().Id("APIVersionGetterSetters").Op("=").Index().Func().Params(
-		jen.Func().Params(jen.Qual(schema, "GroupKind")).Params(jen.String(), jen.Error()),
+		jen.Func().Params(jen.Qual("context", "Context"), jen.Qual(schema, "GroupKind")).Params(jen.String(), jen.Error()),
 	).Values(setters...)
 	f.Line()
 	f.Comment("Routes lists every mapped kind at every version, in the order of apis/upstream.Packages.")

@@ -1,9 +1,12 @@
 package model
 
 import (
+	"errors"
 	"fmt"
+	"go/ast"
 	goparser "go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/gobuffalo/flect"
+	"golang.org/x/tools/go/packages"
 	gengo "k8s.io/gengo/v2"
 	"k8s.io/gengo/v2/parser"
 	"k8s.io/gengo/v2/types"
@@ -23,6 +27,7 @@ import (
 const (
 	metav1Path = "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1Path = "k8s.io/api/core/v1"
+	schemaPath = "k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Load parses pkgs with gengo and builds the model with the project's tables (UpstreamTables). module is
@@ -37,8 +42,16 @@ func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, er
 	for _, p := range pkgs {
 		paths = append(paths, p.Path)
 	}
+	convs, err := existingPackages(tables.Conversions)
+	if err != nil {
+		return nil, err
+	}
+	var convPaths []string
+	for _, c := range convs {
+		convPaths = append(convPaths, c.Path)
+	}
 	p := parser.New()
-	if err := p.LoadPackages(paths...); err != nil {
+	if err := p.LoadPackages(append(slices.Clone(paths), convPaths...)...); err != nil {
 		return nil, fmt.Errorf("loading upstream packages: %w", err)
 	}
 	u, err := p.NewUniverse()
@@ -46,7 +59,7 @@ func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, er
 		return nil, fmt.Errorf("building the type universe: %w", err)
 	}
 
-	m := &Model{Module: module, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}, tables: tables}
+	m := &Model{Module: module, ConversionPackages: convs, byPath: map[string]*Package{}, aliased: map[*types.Type]bool{}, tables: tables}
 	for _, up := range pkgs {
 		src := u.Package(up.Path)
 		if src == nil || len(src.Types) == 0 {
@@ -64,7 +77,6 @@ func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, er
 			return nil, fmt.Errorf("%s: group %q has no private twin: add it to upstream.Groups", up.Path, pkg.Group)
 		}
 		pkg.PrivateGroup = priv
-		_, pkg.SetsAPIVersionGetter = src.Functions["SetAPIVersionGetter"]
 		if pkg.Kinds, err = findKinds(src); err != nil {
 			return nil, fmt.Errorf("%s: %w", up.Path, err)
 		}
@@ -75,7 +87,17 @@ func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, er
 		m.byPath[up.Path] = pkg
 	}
 	m.singleVersionStorage()
-	if err := m.conversions(); err != nil {
+	var convPkgs []*types.Package
+	for _, path := range convPaths {
+		convPkgs = append(convPkgs, u.Package(path))
+	}
+	convErr := m.conversions(convPkgs)
+	var setterPkgs []*types.Package
+	for _, pkg := range m.Packages {
+		setterPkgs = append(setterPkgs, pkg.Source)
+	}
+	m.APIVersionGetterSetters, err = getterSetters(append(setterPkgs, convPkgs...))
+	if err := errors.Join(convErr, err); err != nil {
 		return nil, err
 	}
 	m.collectReachable()
@@ -109,13 +131,60 @@ func (m *Model) singleVersionStorage() {
 	}
 }
 
-// conversions sets each kind's Conversion from the methods of its Go type (gengo lists pointer-receiver
-// methods too), for kinds with more than one version: upstream's hub has Hub(), its spokes ConvertTo and
-// ConvertFrom (controller-runtime's conversion.Hub and conversion.Convertible). A kind whose versions
-// use the pattern must do so completely: exactly one hub, which is the storage version, and every other
-// version a spoke; anything else fails generation, since the apiserver could not convert it.
-func (m *Model) conversions() error {
+// existingPackages returns the import paths of the candidate packages that exist at the versions go.mod
+// pins, in the order of the table: a package whose module is not in go.mod, or that its module does not
+// hold (CAPI's conversion packages before v1.14), is left out. Whether it builds is the business of the
+// load that follows.
+func existingPackages(mods []upstream.ConversionModule) ([]ConversionPackage, error) {
+	var candidates []ConversionPackage
+	var paths []string
+	for _, m := range mods {
+		for _, rel := range m.Packages {
+			candidates = append(candidates, ConversionPackage{Path: m.Module + "/" + rel, Dir: rel})
+			paths = append(paths, m.Module+"/"+rel)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	listed, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles}, paths...)
+	if err != nil {
+		return nil, fmt.Errorf("listing the candidate conversion packages: %w", err)
+	}
+	found := map[string]bool{}
+	for _, l := range listed {
+		if len(l.GoFiles) > 0 {
+			found[l.PkgPath] = true
+		}
+	}
+	var out []ConversionPackage
+	for _, c := range candidates {
+		if found[c.Path] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// conversions sets each kind's Conversion (and a spoke's ToHub and FromHub), for kinds with more than one
+// version, from wherever upstream keeps its conversions:
+//
+//   - methods of the Go types (gengo lists pointer-receiver methods too): the hub has Hub(), its spokes
+//     ConvertTo and ConvertFrom (controller-runtime's conversion.Hub and conversion.Convertible);
+//   - exported functions of the conversion packages convPkgs, func(context.Context, *A, *B) error where A
+//     and B are two versions of the kind, one of them its storage version, which is then the hub (the
+//     spoke functions of CAPI v1.14's conversion.NewHubSpokeConverter values).
+//
+// A kind's versions must use one of the two completely: exactly one hub, which is the storage version,
+// and every other version a spoke with both directions, by one function each. Anything else (a method
+// or a function missing, two functions for one direction, methods and functions for one kind, a function
+// between two spokes) fails generation naming the kind, since the apiserver could not convert it or the
+// generator could not tell which conversion upstream runs.
+func (m *Model) conversions(convPkgs []*types.Package) error {
 	byKind := map[string][]*Kind{}
+	kindOf := map[*types.Type]*Kind{}
+	gkOf := map[*Kind]string{}
+	versionOf := map[*Kind]string{}
 	var order []string
 	for _, pkg := range m.Packages {
 		for _, k := range pkg.Kinds {
@@ -124,12 +193,49 @@ func (m *Model) conversions() error {
 				order = append(order, gk)
 			}
 			byKind[gk] = append(byKind[gk], k)
+			kindOf[k.Type], gkOf[k], versionOf[k] = k, gk, pkg.Version
+		}
+	}
+	funcs := map[string][]conversionFunc{}
+	for _, pkg := range convPkgs {
+		for _, name := range slices.Sorted(maps.Keys(pkg.Functions)) {
+			from, to, ok := conversionFunction(pkg.Functions[name])
+			if !ok || !ast.IsExported(name) {
+				continue
+			}
+			kf, kt := kindOf[from], kindOf[to]
+			if kf == nil || kt == nil || kf == kt || gkOf[kf] != gkOf[kt] {
+				continue // not a conversion between two versions of one mirrored kind
+			}
+			funcs[gkOf[kf]] = append(funcs[gkOf[kf]], conversionFunc{name: pkg.Functions[name].Name, from: kf, to: kt})
 		}
 	}
 	var problems []string
+	problem := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	for _, gk := range order {
 		ks := byKind[gk]
 		if len(ks) < 2 {
+			continue
+		}
+		var methods []string // the versions whose Go types have ConvertTo or ConvertFrom
+		for _, k := range ks {
+			_, to := k.Type.Methods["ConvertTo"]
+			_, from := k.Type.Methods["ConvertFrom"]
+			if to || from {
+				methods = append(methods, versionOf[k])
+			}
+		}
+		if fs := funcs[gk]; len(fs) > 0 {
+			var names []string
+			for _, f := range fs {
+				names = append(names, f.name.String())
+			}
+			if len(methods) > 0 {
+				problem("%s: converted both by methods (ConvertTo or ConvertFrom of %s) and by functions (%s): which one "+
+					"upstream's webhook runs cannot be told", gk, strings.Join(methods, ", "), strings.Join(names, ", "))
+				continue
+			}
+			functionConversions(gk, ks, versionOf, fs, problem)
 			continue
 		}
 		var hubs, spokes int
@@ -142,7 +248,7 @@ func (m *Model) conversions() error {
 				k.Conversion = translate.Hub
 				hubs++
 				if !k.Storage {
-					problems = append(problems, fmt.Sprintf("%s: the hub %s is not the storage version", gk, k.Type.Name))
+					problem("%s: the hub %s is not the storage version", gk, k.Type.Name)
 				}
 			case to && from:
 				k.Conversion = translate.Spoke
@@ -150,14 +256,157 @@ func (m *Model) conversions() error {
 			}
 		}
 		if hubs+spokes > 0 && (hubs != 1 || spokes != len(ks)-1) {
-			problems = append(problems, fmt.Sprintf("%s: %d versions, %d hub(s) and %d spoke(s): every version but the "+
-				"hub must implement ConvertTo and ConvertFrom", gk, len(ks), hubs, spokes))
+			problem("%s: %d versions, %d hub(s) and %d spoke(s): every version but the hub must implement "+
+				"ConvertTo and ConvertFrom", gk, len(ks), hubs, spokes)
 		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("conversions:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// conversionFunc is a function of a conversion package that converts a version of a kind into another.
+type conversionFunc struct {
+	name     types.Name
+	from, to *Kind
+}
+
+// functionConversions sets Conversion, ToHub and FromHub of the versions ks of the kind gk from the
+// conversion functions fs, and reports with problem what keeps them from converting every version
+// through the storage version.
+func functionConversions(gk string, ks []*Kind, versionOf map[*Kind]string, fs []conversionFunc, problem func(string, ...any)) {
+	var hub *Kind
+	var storage []string
+	for _, k := range ks {
+		if k.Storage {
+			hub = k
+			storage = append(storage, versionOf[k])
+		}
+	}
+	switch len(storage) {
+	case 1:
+	case 0:
+		problem("%s: converted by functions, but no version is the storage version, which would be the hub", gk)
+		return
+	default:
+		problem("%s: converted by functions, but %d versions are the storage version (%s): the hub must be the one",
+			gk, len(storage), strings.Join(storage, ", "))
+		return
+	}
+	for _, f := range fs {
+		name, from, to := f.name, f.from, f.to
+		var spoke *Kind
+		var slot *types.Name
+		switch {
+		case to == hub:
+			spoke, slot = from, &from.ToHub
+		case from == hub:
+			spoke, slot = to, &to.FromHub
+		default:
+			problem("%s: %s converts %s to %s, neither of them the hub %s", gk, name, versionOf[from], versionOf[to], versionOf[hub])
+			continue
+		}
+		if slot.Name != "" {
+			problem("%s: two functions convert %s %s the hub %s: %s and %s", gk, versionOf[spoke],
+				map[bool]string{true: "to", false: "from"}[to == hub], versionOf[hub], *slot, name)
+			continue
+		}
+		*slot = name
+	}
+	hub.Conversion = translate.Hub
+	for _, k := range ks {
+		if k == hub {
+			continue
+		}
+		k.Conversion = translate.Spoke
+		if k.ToHub.Name == "" {
+			problem("%s: no function converts the spoke %s to the hub %s (func(context.Context, *%s.%s, *%s.%s) error)",
+				gk, versionOf[k], versionOf[hub], versionOf[k], k.Name, versionOf[hub], hub.Name)
+		}
+		if k.FromHub.Name == "" {
+			problem("%s: no function converts the hub %s to the spoke %s (func(context.Context, *%s.%s, *%s.%s) error)",
+				gk, versionOf[hub], versionOf[k], versionOf[hub], hub.Name, versionOf[k], k.Name)
+		}
+	}
+}
+
+// conversionFunction reports whether fn, a function of a package, has the shape of a whole-object
+// conversion, func(context.Context, *A, *B) error, and returns A and B.
+func conversionFunction(fn *types.Type) (from, to *types.Type, ok bool) {
+	sig := signature(fn)
+	if sig == nil || sig.Receiver != nil || sig.Variadic || len(sig.Parameters) != 3 || len(sig.Results) != 1 ||
+		!isNamed(sig.Parameters[0].Type, "context", "Context") || !isNamed(sig.Results[0].Type, "", "error") {
+		return nil, nil, false
+	}
+	a, b := sig.Parameters[1].Type, sig.Parameters[2].Type
+	if a.Kind != types.Pointer || b.Kind != types.Pointer {
+		return nil, nil, false
+	}
+	return a.Elem, b.Elem, true
+}
+
+// getterSetters returns the SetAPIVersionGetter functions of pkgs, in their order. A function of that
+// name with another shape than func(func(context.Context, schema.GroupKind) (string, error)) or
+// func(func(schema.GroupKind) (string, error)) fails: the conversions of its package could not be given
+// a getter.
+func getterSetters(pkgs []*types.Package) ([]GetterSetter, error) {
+	var out []GetterSetter
+	var problems []string
+	for _, pkg := range pkgs {
+		fn, ok := pkg.Functions["SetAPIVersionGetter"]
+		if !ok {
+			continue
+		}
+		withContext, ok := getterSetter(fn)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s.SetAPIVersionGetter: want func(func(context.Context, schema.GroupKind) "+
+				"(string, error)) or func(func(schema.GroupKind) (string, error))", pkg.Path))
+			continue
+		}
+		out = append(out, GetterSetter{Package: pkg.Path, Context: withContext})
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("apiVersion getters:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return out, nil
+}
+
+// getterSetter reports whether fn is a SetAPIVersionGetter upstream's way, and whether its getter takes a
+// context.
+func getterSetter(fn *types.Type) (withContext, ok bool) {
+	sig := signature(fn)
+	if sig == nil || sig.Receiver != nil || sig.Variadic || len(sig.Parameters) != 1 || len(sig.Results) != 0 {
+		return false, false
+	}
+	get := sig.Parameters[0].Type
+	if get.Kind != types.Func || get.Signature == nil || get.Signature.Variadic {
+		return false, false
+	}
+	params, results := get.Signature.Parameters, get.Signature.Results
+	if len(results) != 2 || !isNamed(results[0].Type, "", "string") || !isNamed(results[1].Type, "", "error") {
+		return false, false
+	}
+	switch {
+	case len(params) == 1 && isNamed(params[0].Type, schemaPath, "GroupKind"):
+		return false, true
+	case len(params) == 2 && isNamed(params[0].Type, "context", "Context") && isNamed(params[1].Type, schemaPath, "GroupKind"):
+		return true, true
+	}
+	return false, false
+}
+
+// signature returns the signature of a declared function, or nil.
+func signature(fn *types.Type) *types.Signature {
+	if fn == nil || fn.Kind != types.DeclarationOf || fn.Underlying == nil || fn.Underlying.Kind != types.Func {
+		return nil
+	}
+	return fn.Underlying.Signature
+}
+
+// isNamed reports whether t is the named (or builtin, pkg "") type pkg.name.
+func isNamed(t *types.Type, pkg, name string) bool {
+	return t != nil && t.Name.Package == pkg && t.Name.Name == name
 }
 
 // groupName returns the value of the package's +groupName marker. Like controller-gen, it reads the

@@ -13,6 +13,14 @@ type Model struct {
 	Packages []*Package
 	// Module is the Go module path of this repository; private packages live under Module/apis/private.
 	Module string
+	// ConversionPackages are the candidate conversion packages (Tables.Conversions) that exist at the
+	// pinned versions and were loaded, in the order of the table.
+	ConversionPackages []ConversionPackage
+	// APIVersionGetterSetters are the SetAPIVersionGetter functions of the mirrored API packages and of the
+	// conversion packages, in the order of Packages, then ConversionPackages: CAPI's conversions turn a
+	// v1beta2 reference (apiGroup, kind) into a v1beta1 one (apiVersion) by asking the getter installed
+	// with them (see package proxy/convert).
+	APIVersionGetterSetters []GetterSetter
 
 	byPath  map[string]*Package
 	carries map[*types.Type]bool
@@ -31,6 +39,9 @@ type Tables struct {
 	// NotGroupFields are apiVersion or apiGroup fields that never name a mapped group
 	// (upstream.NotGroupFields).
 	NotGroupFields map[string]string
+	// Conversions are the candidate packages, per module, where upstream may keep the conversions of its
+	// kinds outside the API types (upstream.ConversionPackages).
+	Conversions []upstream.ConversionModule
 }
 
 // UpstreamTables are the project's tables, from package apis/upstream.
@@ -38,6 +49,7 @@ var UpstreamTables = Tables{
 	OpaqueTypes:    upstream.OpaqueTypes,
 	ForeignTypes:   upstream.ForeignTypes,
 	NotGroupFields: upstream.NotGroupFields,
+	Conversions:    upstream.ConversionPackages,
 }
 
 // Package is one mirrored upstream API package.
@@ -55,10 +67,24 @@ type Package struct {
 	Types []*types.Type
 	// Universe package, for doc comments.
 	Source *types.Package
-	// SetsAPIVersionGetter is true when the package has a function SetAPIVersionGetter(func(schema.GroupKind)
-	// (string, error)): CAPI's v1beta1 conversions resolve the apiVersion of a reference they down-convert
-	// (apiGroup and kind) through it.
-	SetsAPIVersionGetter bool
+}
+
+// ConversionPackage is a loaded conversion package.
+type ConversionPackage struct {
+	// Path is its import path ("sigs.k8s.io/cluster-api/core/webhooks/conversion"), Dir the same relative
+	// to its module ("core/webhooks/conversion").
+	Path, Dir string
+}
+
+// GetterSetter is a function SetAPIVersionGetter of an upstream package, which installs the getter its
+// conversions resolve the apiVersion of a down-converted reference with: func(func(context.Context,
+// schema.GroupKind) (string, error)) (Context; CAPI v1.14's, in its conversion packages) or
+// func(func(schema.GroupKind) (string, error)) (CAPI v1.13's, in its v1beta1 API packages).
+type GetterSetter struct {
+	// Package is the import path of the package holding the function.
+	Package string
+	// Context is true when the getter takes a context.Context first.
+	Context bool
 }
 
 // PrivatePath is the import path of the private twin of p.
@@ -90,11 +116,20 @@ type Kind struct {
 	Unserved bool
 	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
 	Paths []string
-	// Conversion says how upstream converts this version into the kind's other versions, read from the
-	// methods of its Go type (see Model.conversions): translate.NoConversion (one version, or several
-	// whose Go types have no conversion methods; then their schemas must be equal, which the emitter
-	// checks on the CRD, and the CRD converts with strategy None), translate.Hub (the Go type has
-	// controller-runtime's conversion.Hub method Hub(); it must be the storage version) or translate.Spoke
-	// (conversion.Convertible's ConvertTo and ConvertFrom).
+	// Conversion says how upstream converts this version into the kind's other versions (see
+	// Model.conversions): translate.NoConversion (one version, or several that upstream has no
+	// conversions for; then their schemas must be equal, which the emitter checks on the CRD, and the CRD
+	// converts with strategy None), translate.Hub (the version the others convert through; the storage
+	// version) or translate.Spoke (converts to and from the hub, by the methods ConvertTo and ConvertFrom
+	// of its Go type, or by the functions ToHub and FromHub).
 	Conversion translate.Conversion
+	// ToHub and FromHub are, for a spoke that upstream converts with functions of a conversion package
+	// (Tables.Conversions), those functions: func(context.Context, *Spoke, *Hub) error and
+	// func(context.Context, *Hub, *Spoke) error. Both are zero for a spoke whose Go type converts itself
+	// (controller-runtime's conversion.Convertible) and for every other version.
+	ToHub, FromHub types.Name
 }
+
+// ConvertsByFunctions reports whether upstream converts the spoke k with the functions ToHub and FromHub
+// rather than with methods of its Go type.
+func (k *Kind) ConvertsByFunctions() bool { return k.ToHub.Name != "" }

@@ -3,6 +3,7 @@ package v1beta1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 )
 
@@ -40,3 +41,7 @@ func (*Widget) ConvertTo(conversion.Hub) error { return nil }
 
 // ConvertFrom converts from the hub version to this Widget.
 func (*Widget) ConvertFrom(conversion.Hub) error { return nil }
+
+// SetAPIVersionGetter sets the getter the conversions resolve references with, without a context (CAPI
+// v1.13's, in its v1beta1 API packages).
+func SetAPIVersionGetter(func(schema.GroupKind) (string, error)) {}
