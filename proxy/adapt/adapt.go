@@ -37,6 +37,7 @@ package adapt
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -181,7 +182,7 @@ func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req c
 		return
 	}
 	retarget(out, "/apis/"+backend.Upstream.Group+"/"+backend.Upstream.Version+"/"+rest, out.URL.RawQuery)
-	x := &exchange{a: a, client: client, backend: backend, req: req}
+	x := &exchange{a: a, client: client, backend: backend, req: req, ctx: r.Context()}
 
 	if req.Subresource == "scale" {
 		// autoscaling/v1 Scale is the same in every version.
@@ -203,6 +204,8 @@ type exchange struct {
 	a               *Adapter
 	client, backend *translate.Route
 	req             classify.Request
+	// ctx is the client request's context, which upstream's conversion functions get.
+	ctx context.Context
 }
 
 // conversionError is the Status of a failed conversion of a client's object: 422 Invalid, naming the
@@ -303,7 +306,7 @@ func (x *exchange) objects() stream.Objects {
 		}
 		switch {
 		case tm.APIVersion == from && tm.Kind == x.client.Kind:
-			out, unknown, err := x.a.converter.Upstream(obj, to)
+			out, unknown, err := x.a.converter.Upstream(x.ctx, obj, to)
 			if err == nil && len(unknown) > 0 {
 				err = fmt.Errorf("the backend's object has fields the proxy's Go types lack, converting would drop them: %v", unknown)
 			}

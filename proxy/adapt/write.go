@@ -94,7 +94,7 @@ func (x *exchange) readObject(r *http.Request) ([]byte, error) {
 
 // toClient converts a stored object (JSON, in the backend's version) to the client's version.
 func (x *exchange) toClient(data []byte) ([]byte, error) {
-	out, _, err := x.a.converter.Upstream(data, x.client.Upstream.GroupVersion().String())
+	out, _, err := x.a.converter.Upstream(x.ctx, data, x.client.Upstream.GroupVersion().String())
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("converting the stored object to %s: %w", x.client.Upstream.GroupVersion(), err))
 	}
@@ -120,7 +120,7 @@ func (x *exchange) store(req *http.Request, obj, current []byte) (*recorder, []s
 	if err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the object: %v", err))
 	}
-	converted, unknown, err := x.a.converter.Upstream(obj, x.backend.Upstream.GroupVersion().String())
+	converted, unknown, err := x.a.converter.Upstream(x.ctx, obj, x.backend.Upstream.GroupVersion().String())
 	if err != nil {
 		return nil, nil, x.conversionError(err)
 	}

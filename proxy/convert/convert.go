@@ -1,17 +1,22 @@
 // Package convert converts objects of mapped kinds between the versions of their kind, exactly as upstream
-// converts them: with upstream's own hub and spoke conversions (controller-runtime's conversion.Hub and
-// conversion.Convertible, e.g. (*v1beta1.Machine).ConvertTo in sigs.k8s.io/cluster-api/api/core/v1beta1),
-// composed with the generated typed converters between the upstream and private groups:
+// converts them: with upstream's own hub and spoke conversions, composed with the generated typed
+// converters between the upstream and private groups:
 //
-//	private JSON -> private Go type -> <Kind>ToUpstream -> upstream spoke -> ConvertTo -> upstream hub
-//	             -> ConvertFrom -> upstream spoke -> <Kind>ToPrivate -> private JSON
+//	private JSON -> private Go type -> <Kind>ToUpstream -> upstream spoke -> ToHub -> upstream hub
+//	             -> FromHub -> upstream spoke -> <Kind>ToPrivate -> private JSON
 //
 // Private serves the conversion webhook (package proxy/webhook), which the apiserver calls with objects of
 // the private CRDs; Upstream serves the proxy's in-process conversion (package proxy/adapt), whose objects
-// are already upstream. Which version is the hub and which are spokes comes from the generated route table
-// (translate.Route.Conversion, read by the generator from the upstream Go types' methods); kinds whose
-// versions share one schema (translate.NoConversion) convert by changing apiVersion only, as the apiserver
-// does for their CRDs (strategy None).
+// are already upstream. Everything per kind comes from the generated route table: which version is the
+// hub and which are spokes (translate.Route.Conversion), and on each spoke upstream's conversions to and
+// from the hub (Route.ToHub, Route.FromHub), whether upstream keeps them as methods of its Go types
+// (controller-runtime's conversion.Convertible, e.g. (*v1beta1.Machine).ConvertTo in
+// sigs.k8s.io/cluster-api/api/core/v1beta1, CAPI v1.13) or as functions of a conversion package (CAPI
+// v1.14's ConvertMachineV1Beta1ToHub in sigs.k8s.io/cluster-api/core/webhooks/conversion): the generator
+// found them, and this package calls them without knowing which, passing the caller's context (the
+// webhook request's) through to upstream's functions. Kinds whose versions share one schema
+// (translate.NoConversion) convert by changing apiVersion only, as the apiserver does for their CRDs
+// (strategy None).
 //
 // # The conversion-data annotation
 //
@@ -29,8 +34,9 @@
 //
 // Converting a v1beta2 reference (apiGroup, kind, name) to v1beta1 (apiVersion, kind, name) needs the
 // version of the referenced kind. Upstream's conversions ask a process-wide getter for it
-// (SetAPIVersionGetter in sigs.k8s.io/cluster-api/api/core/v1beta1 and .../controlplane/kubeadm/v1beta1);
-// New installs Converter.APIVersion there, which answers by CAPI's own rule from the contract labels of
+// (SetAPIVersionGetter in sigs.k8s.io/cluster-api/api/core/v1beta1 and .../controlplane/kubeadm/v1beta1
+// with CAPI v1.13, in the conversion packages with a context from v1.14; the generated
+// routes.APIVersionGetterSetters lists them with one signature); New installs Converter.APIVersion there, which answers by CAPI's own rule from the contract labels of
 // the referenced kind's CRD, as CAPI's getter does (see APIVersion): read from a watch-backed metadata
 // cache of the backend's CRDs (ResolveWithCRDs, package crdcache), the private twin of the CRD for a kind
 // of a mapped group, whether a route serves the kind or not (HyperShift's HostedControlPlane has none).
@@ -40,6 +46,7 @@
 package convert
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +56,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/conversion"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
@@ -68,10 +74,10 @@ type Converter struct {
 
 // New returns a Converter for the routes of table, and installs its APIVersion as the apiVersion getter of
 // upstream's conversions with every function of setters (routes.APIVersionGetterSetters). The getter is
-// process-wide: the Converter made last wins. It fails if a route's Conversion disagrees with its upstream
-// Go type (a hub that does not implement conversion.Hub, a spoke that does not implement
-// conversion.Convertible), or a kind has no hub or two.
-func New(table *translate.Table, setters []func(func(schema.GroupKind) (string, error))) (*Converter, error) {
+// process-wide: the Converter made last wins. It fails if a route that converts by hub and spoke lacks
+// what converting needs (its typed codec; on a spoke, upstream's conversions ToHub and FromHub and the
+// wording ViaHubError), or a kind has no hub or two.
+func New(table *translate.Table, setters []func(func(context.Context, schema.GroupKind) (string, error))) (*Converter, error) {
 	c := &Converter{table: table, hubs: map[schema.GroupKind]*translate.Route{}}
 	var problems []string
 	for _, r := range table.Routes() {
@@ -82,20 +88,16 @@ func New(table *translate.Table, setters []func(func(schema.GroupKind) (string, 
 			problems = append(problems, fmt.Sprintf("%s: converts by hub and spoke, but the route has no typed codec", r.Upstream))
 			continue
 		}
-		up, _ := r.Object.New()
 		gk := r.UpstreamGVK().GroupKind()
 		switch r.Conversion {
 		case translate.Hub:
-			if _, ok := up.(conversion.Hub); !ok {
-				problems = append(problems, fmt.Sprintf("%s: the hub %T does not implement conversion.Hub", r.Upstream, up))
-			}
 			if prev, dup := c.hubs[gk]; dup {
 				problems = append(problems, fmt.Sprintf("%s: two hubs, %s and %s", gk, prev.Upstream.Version, r.Upstream.Version))
 			}
 			c.hubs[gk] = r
 		case translate.Spoke:
-			if _, ok := up.(conversion.Convertible); !ok {
-				problems = append(problems, fmt.Sprintf("%s: the spoke %T does not implement conversion.Convertible", r.Upstream, up))
+			if r.ToHub == nil || r.FromHub == nil || r.ViaHubError == nil {
+				problems = append(problems, fmt.Sprintf("%s: a spoke without upstream's conversions to and from the hub", r.Upstream))
 			}
 		}
 	}
@@ -105,10 +107,10 @@ func New(table *translate.Table, setters []func(func(schema.GroupKind) (string, 
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("convert: the route table disagrees with the upstream Go types:\n  %s", strings.Join(problems, "\n  "))
+		return nil, fmt.Errorf("convert: the route table cannot convert:\n  %s", strings.Join(problems, "\n  "))
 	}
 	for _, set := range setters {
-		set(c.APIVersion)
+		set(func(_ context.Context, gk schema.GroupKind) (string, error) { return c.APIVersion(gk) })
 	}
 	return c, nil
 }
@@ -117,11 +119,12 @@ func New(table *translate.Table, setters []func(func(schema.GroupKind) (string, 
 func (c *Converter) Table() *translate.Table { return c.table }
 
 // Private converts one private object (JSON, as the apiserver sends it in a ConversionReview) to the private
-// apiVersion apiVersion ("cluster.hypershift.openshift.io/v1beta1") of its kind, and returns its JSON. An
-// object already at apiVersion is returned as it is. It fails with an *Error for an object of a kind or
+// apiVersion apiVersion ("cluster.hypershift.openshift.io/v1beta1") of its kind, and returns its JSON. ctx
+// reaches upstream's conversion functions (the webhook request's context). An object already at
+// apiVersion is returned as it is. It fails with an *Error for an object of a kind or
 // version without a route, malformed JSON, fields the proxy's Go types lack (the backend's CRD is newer
 // than the proxy: converting would drop them), or a failing upstream conversion.
-func (c *Converter) Private(data []byte, apiVersion string) ([]byte, error) {
+func (c *Converter) Private(ctx context.Context, data []byte, apiVersion string) ([]byte, error) {
 	from, err := c.routeOf(data, c.table.ByPrivateKind)
 	if err != nil {
 		return nil, err
@@ -143,7 +146,7 @@ func (c *Converter) Private(data []byte, apiVersion string) ([]byte, error) {
 		return nil, c.fail(from, to, priv, unknownFields(unknown))
 	}
 	from.Object.Convert(priv, up)
-	out, err := c.convert(up, from, to)
+	out, err := c.convert(ctx, up, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -159,9 +162,10 @@ func (c *Converter) Private(data []byte, apiVersion string) ([]byte, error) {
 // Upstream converts one upstream object (JSON, as a client or the proxy's translated response carries it)
 // to the upstream apiVersion apiVersion ("cluster.x-k8s.io/v1beta1") of its kind, and returns its JSON.
 // unknown lists the fields of data that the Go type does not have: they are not in out, and the caller
-// decides what they mean (a request's fieldValidation). An object already at apiVersion is returned as it
-// is. It fails with an *Error as Private does.
-func (c *Converter) Upstream(data []byte, apiVersion string) (out []byte, unknown []error, err error) {
+// decides what they mean (a request's fieldValidation). ctx reaches upstream's conversion functions (the
+// client request's context). An object already at apiVersion is returned as it is. It fails with an
+// *Error as Private does.
+func (c *Converter) Upstream(ctx context.Context, data []byte, apiVersion string) (out []byte, unknown []error, err error) {
 	from, err := c.routeOf(data, c.table.ByUpstreamKind)
 	if err != nil {
 		return nil, nil, err
@@ -182,7 +186,7 @@ func (c *Converter) Upstream(data []byte, apiVersion string) (out []byte, unknow
 	if err != nil {
 		return nil, nil, c.fail(from, to, nil, fmt.Errorf("decoding: %w", err))
 	}
-	converted, err := c.convert(up, from, to)
+	converted, err := c.convert(ctx, up, from, to)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,11 +228,13 @@ func (c *Converter) target(from *translate.Route, apiVersion string, gvkOf func(
 
 // convert converts an upstream object of from's version (a pointer made by from.Object.New) to to's
 // version, as controller-runtime's conversion webhook does (sigs.k8s.io/controller-runtime/pkg/webhook/
-// conversion, webhook.convertObject): straight to or from the hub, or through it between two spokes (the
-// hub then has no apiVersion and kind, as controller-runtime's has none). The result has to's upstream
+// conversion: webhook.convertObject for Go types that convert themselves, the hub-and-spoke converter
+// upstream registers otherwise): straight to or from the hub, or through it between two spokes (the hub
+// then has no apiVersion and kind, as controller-runtime's has none). The result has to's upstream
 // apiVersion and kind. Its errors are *Error whose Err reads as controller-runtime's webhook reports the
-// same failure (see Error.Message); a panic of upstream code is one too, logged with its stack.
-func (c *Converter) convert(in any, from, to *translate.Route) (out any, err error) {
+// same failure (see Error.Message; between two spokes, wrapped by the routes' ViaHubError); a panic of
+// upstream code is one too, logged with its stack.
+func (c *Converter) convert(ctx context.Context, in any, from, to *translate.Route) (out any, err error) {
 	if from == to {
 		return in, nil
 	}
@@ -246,26 +252,24 @@ func (c *Converter) convert(in any, from, to *translate.Route) (out any, err err
 	case from.Conversion == translate.NoConversion || to.Conversion == translate.NoConversion:
 		return nil, c.fail(from, to, in, errors.New("the kind does not convert by hub and spoke"))
 	case from.Conversion == translate.Hub:
-		if err = dst.(conversion.Convertible).ConvertFrom(in.(conversion.Hub)); err != nil {
+		if err = to.FromHub(ctx, in, dst); err != nil {
 			// Down from the hub, a reference the getter cannot resolve is in the input.
 			return nil, c.upstreamFail(from, to, in, c.unresolved(from, in), err)
 		}
 	case to.Conversion == translate.Hub:
-		if err = in.(conversion.Convertible).ConvertTo(dst.(conversion.Hub)); err != nil {
+		if err = from.ToHub(ctx, in, dst); err != nil {
 			return nil, c.upstreamFail(from, to, in, c.unresolved(from, in), err)
 		}
 	default:
-		// controller-runtime's webhook.convertViaHub, with its words.
 		hubRoute := c.hubs[from.UpstreamGVK().GroupKind()]
-		h, _ := hubRoute.Object.New()
-		hub := h.(conversion.Hub)
-		if err = in.(conversion.Convertible).ConvertTo(hub); err != nil {
+		hub, _ := hubRoute.Object.New()
+		if err = from.ToHub(ctx, in, hub); err != nil {
 			return nil, c.upstreamFail(from, to, in, c.unresolved(from, in),
-				fmt.Errorf("%T failed to convert to hub version %T : %w", in, hub, err))
+				from.ViaHubError(true, in, hub, from.UpstreamGVK(), hubRoute.UpstreamGVK(), err))
 		}
-		if err = dst.(conversion.Convertible).ConvertFrom(hub); err != nil {
+		if err = to.FromHub(ctx, hub, dst); err != nil {
 			return nil, c.upstreamFail(from, to, in, c.unresolved(hubRoute, hub),
-				fmt.Errorf("%T failed to convert from hub version %T : %w", dst, hub, err))
+				to.ViaHubError(false, dst, hub, to.UpstreamGVK(), hubRoute.UpstreamGVK(), err))
 		}
 	}
 	return dst, nil
@@ -322,9 +326,9 @@ type Error struct {
 	// text, so they are found again rather than carried (see unresolved).
 	Fields []string
 	// Upstream is set when Err is the failure of upstream's conversion, worded as controller-runtime's
-	// conversion webhook words it: the error of ConvertTo or ConvertFrom as it is, wrapped as
-	// webhook.convertViaHub wraps it between two spokes, or "internal error occurred during conversion"
-	// for a panic. Otherwise Err is the proxy's own (an object it cannot decode or would lose fields of,
+	// conversion webhook words it: the error of upstream's conversion to or from the hub as it is, wrapped
+	// between two spokes as controller-runtime wraps it on upstream's path (translate.Route.ViaHubError),
+	// or "internal error occurred during conversion" for a panic. Otherwise Err is the proxy's own (an object it cannot decode or would lose fields of,
 	// a kind or version without a route).
 	Upstream bool
 	// Panic is the value a panicking conversion panicked with, or nil.

@@ -1,8 +1,10 @@
 package convert_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +59,17 @@ func TestAPIVersion(t *testing.T) {
 			t.Errorf("APIVersion(%s) = %v,\nwant an ErrUnresolvedKind %s", gk, err, want)
 		}
 	}
+}
+
+// fromHub converts hub into spoke, of the spoke kind gvk, with upstream's conversion as the route table
+// has it (a method or a function of a conversion package, wherever the pinned CAPI keeps it).
+func fromHub(t *testing.T, c *convert.Converter, gvk schema.GroupVersionKind, hub, spoke any) error {
+	t.Helper()
+	r, ok := c.Table().ByUpstreamKind(gvk)
+	if !ok || r.FromHub == nil {
+		t.Fatalf("no spoke route for %s", gvk)
+	}
+	return r.FromHub(t.Context(), hub, spoke)
 }
 
 // fakeCRDs maps CRD names to their labels.
@@ -118,7 +131,7 @@ func TestAPIVersionFromCRDs(t *testing.T) {
 		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "hypershift.openshift.io", Kind: "ExternalInfraCluster", Name: "c"},
 	}}
 	spoke := &clusterv1beta1.Cluster{}
-	if err := spoke.ConvertFrom(hub); err != nil {
+	if err := fromHub(t, c, clusterv1beta1.GroupVersion.WithKind("Cluster"), hub, spoke); err != nil {
 		t.Fatal(err)
 	}
 	if got := spoke.Spec.ControlPlaneRef.APIVersion + " " + spoke.Spec.InfrastructureRef.APIVersion; got != "hypershift.openshift.io/v1beta1 hypershift.openshift.io/v1beta1" {
@@ -129,11 +142,11 @@ func TestAPIVersionFromCRDs(t *testing.T) {
 // TestGetterInstalled proves New installs the getter upstream's conversions use: a v1beta2 Machine converts
 // to v1beta1 with the reference's apiVersion from the contract labels.
 func TestGetterInstalled(t *testing.T) {
-	newConverter(t)
+	c := newConverter(t)
 	hub := &clusterv1.Machine{Spec: clusterv1.MachineSpec{ClusterName: "c",
 		InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachine", Name: "m"}}}
 	spoke := &clusterv1beta1.Machine{}
-	if err := spoke.ConvertFrom(hub); err != nil {
+	if err := fromHub(t, c, clusterv1beta1.GroupVersion.WithKind("Machine"), hub, spoke); err != nil {
 		t.Fatal(err)
 	}
 	if got := spoke.Spec.InfrastructureRef.APIVersion; got != "infrastructure.cluster.x-k8s.io/v1beta2" {
@@ -153,7 +166,8 @@ const privateMachine = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2",
 // names, and converting back restores the hub exactly.
 func TestPrivateRoundTrip(t *testing.T) {
 	c := newConverter(t)
-	spokeData, err := c.Private([]byte(privateMachine), "cluster.hypershift.openshift.io/v1beta1")
+	ctx := t.Context()
+	spokeData, err := c.Private(ctx, []byte(privateMachine), "cluster.hypershift.openshift.io/v1beta1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +191,7 @@ func TestPrivateRoundTrip(t *testing.T) {
 		t.Errorf("the conversion-data annotation must hold the upstream hub: %s", data)
 	}
 
-	hubData, err := c.Private(spokeData, "cluster.hypershift.openshift.io/v1beta2")
+	hubData, err := c.Private(ctx, spokeData, "cluster.hypershift.openshift.io/v1beta2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +206,7 @@ func TestPrivateRoundTrip(t *testing.T) {
 		t.Errorf("round trip lost something:\nwant %s\ngot  %s", wantJSON, gotJSON)
 	}
 
-	same, err := c.Private(hubData, "cluster.hypershift.openshift.io/v1beta2")
+	same, err := c.Private(ctx, hubData, "cluster.hypershift.openshift.io/v1beta2")
 	if err != nil || string(same) != string(hubData) {
 		t.Errorf("converting to its own version changed the object: %v", err)
 	}
@@ -200,8 +214,9 @@ func TestPrivateRoundTrip(t *testing.T) {
 
 func TestUpstream(t *testing.T) {
 	c := newConverter(t)
+	ctx := t.Context()
 	hub := strings.NewReplacer("hypershift.openshift.io", "x-k8s.io").Replace(privateMachine)
-	spoke, unknown, err := c.Upstream([]byte(hub), "cluster.x-k8s.io/v1beta1")
+	spoke, unknown, err := c.Upstream(ctx, []byte(hub), "cluster.x-k8s.io/v1beta1")
 	if err != nil || len(unknown) > 0 {
 		t.Fatal(err, unknown)
 	}
@@ -215,14 +230,14 @@ func TestUpstream(t *testing.T) {
 	}
 
 	withUnknown := strings.Replace(hub, `"clusterName":"c1"`, `"clusterName":"c1","bogus":1`, 1)
-	if _, unknown, err := c.Upstream([]byte(withUnknown), "cluster.x-k8s.io/v1beta1"); err != nil || len(unknown) != 1 ||
+	if _, unknown, err := c.Upstream(ctx, []byte(withUnknown), "cluster.x-k8s.io/v1beta1"); err != nil || len(unknown) != 1 ||
 		!strings.Contains(unknown[0].Error(), "spec.bogus") {
 		t.Errorf("unknown field: %v %v", unknown, err)
 	}
 
 	// Agent's versions share one schema: only apiVersion changes.
 	agent := `{"apiVersion":"capi-provider.agent-install.openshift.io/v1beta1","kind":"AgentMachine","metadata":{"name":"a"},"spec":{"agentLabelSelector":{"matchLabels":{"a":"b"}}}}`
-	out, _, err := c.Upstream([]byte(agent), "capi-provider.agent-install.openshift.io/v1alpha1")
+	out, _, err := c.Upstream(ctx, []byte(agent), "capi-provider.agent-install.openshift.io/v1alpha1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,6 +248,7 @@ func TestUpstream(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	c := newConverter(t)
+	ctx := t.Context()
 	for name, tc := range map[string]struct {
 		obj, apiVersion string
 		want            []string
@@ -267,7 +283,7 @@ func TestErrors(t *testing.T) {
 		},
 		"not an object": {obj: `[]`, apiVersion: "v1", want: []string{"decoding the object's apiVersion and kind"}},
 	} {
-		_, err := c.Private([]byte(tc.obj), tc.apiVersion)
+		_, err := c.Private(ctx, []byte(tc.obj), tc.apiVersion)
 		var ce *convert.Error
 		if !errors.As(err, &ce) {
 			t.Errorf("%s: error %v is not a *convert.Error", name, err)
@@ -299,4 +315,81 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	xs, _ := json.Marshal(x)
 	ys, _ := json.Marshal(y)
 	return string(xs) == string(ys)
+}
+
+type ctxKey struct{}
+
+// TestRouteConversions: the Converter runs the conversions the route table gives a spoke (ToHub,
+// FromHub), whatever upstream keeps them as, hands them the caller's context, and words a failure between
+// two spokes with the routes' ViaHubError; straight to or from the hub, upstream's error is unwrapped.
+func TestRouteConversions(t *testing.T) {
+	rs := slices.Clone(routes.Routes)
+	var calls []string
+	fail := ""
+	for i := range rs {
+		r := &rs[i]
+		if r.Upstream.Group != "ipam.cluster.x-k8s.io" || r.Kind != "IPAddress" || r.Conversion != translate.Spoke {
+			continue
+		}
+		v, toHub, fromHub := r.Upstream.Version, r.ToHub, r.FromHub
+		r.ToHub = func(ctx context.Context, spoke, hub any) error {
+			calls = append(calls, v+"->hub "+ctx.Value(ctxKey{}).(string))
+			if fail == v+"->hub" {
+				return errors.New("boom")
+			}
+			return toHub(ctx, spoke, hub)
+		}
+		r.FromHub = func(ctx context.Context, hub, spoke any) error {
+			calls = append(calls, "hub->"+v+" "+ctx.Value(ctxKey{}).(string))
+			if fail == "hub->"+v {
+				return errors.New("boom")
+			}
+			return fromHub(ctx, hub, spoke)
+		}
+		r.ViaHubError = translate.ConverterViaHubError
+	}
+	c, err := convert.New(translate.NewTable(rs), routes.APIVersionGetterSetters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.WithValue(t.Context(), ctxKey{}, "req")
+	const address = `{"apiVersion":"ipam.cluster.x-k8s.io/v1alpha1","kind":"IPAddress","metadata":{"name":"a","namespace":"ns"},` +
+		`"spec":{"address":"10.0.0.1","prefix":24,"claimRef":{"name":"c"},"poolRef":{"apiGroup":"pools.example.com","kind":"Pool","name":"p"}}}`
+	out, _, err := c.Upstream(ctx, []byte(address), "ipam.cluster.x-k8s.io/v1beta1")
+	if err != nil || !strings.Contains(string(out), `"apiVersion":"ipam.cluster.x-k8s.io/v1beta1"`) {
+		t.Fatalf("converting: %s, %v", out, err)
+	}
+	if want := []string{"v1alpha1->hub req", "hub->v1beta1 req"}; !slices.Equal(calls, want) {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+	for leg, want := range map[string]string{
+		"v1alpha1->hub": "failed to convert spoke ipam.cluster.x-k8s.io/v1alpha1, Kind=IPAddress to hub ipam.cluster.x-k8s.io/v1beta2, Kind=IPAddress : boom",
+		"hub->v1beta1":  "failed to convert hub ipam.cluster.x-k8s.io/v1beta2, Kind=IPAddress to spoke ipam.cluster.x-k8s.io/v1beta1, Kind=IPAddress : boom",
+	} {
+		fail = leg
+		_, _, err := c.Upstream(ctx, []byte(address), "ipam.cluster.x-k8s.io/v1beta1")
+		var ce *convert.Error
+		if !errors.As(err, &ce) || !ce.Upstream || ce.Message() != want {
+			t.Errorf("failing %s: %v; want upstream's %q", leg, err, want)
+		}
+	}
+	fail = "v1alpha1->hub"
+	_, _, err = c.Upstream(ctx, []byte(address), "ipam.cluster.x-k8s.io/v1beta2")
+	if ce := (*convert.Error)(nil); !errors.As(err, &ce) || ce.Message() != "boom" {
+		t.Errorf("failing straight to the hub: %v", err)
+	}
+}
+
+// TestNewRefusesASpokeWithoutConversions: a spoke route without upstream's conversions cannot convert.
+func TestNewRefusesASpokeWithoutConversions(t *testing.T) {
+	rs := slices.Clone(routes.Routes)
+	for i := range rs {
+		if rs[i].Conversion == translate.Spoke && rs[i].Kind == "Machine" && rs[i].Upstream.Group == "cluster.x-k8s.io" {
+			rs[i].FromHub = nil
+		}
+	}
+	if _, err := convert.New(translate.NewTable(rs), nil); err == nil ||
+		!strings.Contains(err.Error(), "machines: a spoke without upstream's conversions to and from the hub") {
+		t.Errorf("New: %v", err)
+	}
 }

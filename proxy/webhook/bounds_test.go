@@ -195,12 +195,12 @@ func TestLargeReviewHoldsItsSize(t *testing.T) {
 	h := newHandler(t, Options{MaxConcurrentReviews: 1})
 	entered, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	h.convertObject = func(obj []byte, apiVersion string) ([]byte, error) {
+	h.convertObject = func(ctx context.Context, obj []byte, apiVersion string) ([]byte, error) {
 		if first.CompareAndSwap(false, true) {
 			close(entered)
 			<-release
 		}
-		return h.converter.Private(obj, apiVersion)
+		return h.converter.Private(ctx, obj, apiVersion)
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -383,7 +383,7 @@ func TestConversionStopsWithItsCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls atomic.Int64
-	h.convertObject = func(obj []byte, apiVersion string) ([]byte, error) {
+	h.convertObject = func(ctx context.Context, obj []byte, apiVersion string) ([]byte, error) {
 		if calls.Add(1) == 1 {
 			cancel()
 		}

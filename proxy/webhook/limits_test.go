@@ -59,7 +59,7 @@ func statusOf(t *testing.T, rec *httptest.ResponseRecorder) metav1.Status {
 func TestPanickingConversion(t *testing.T) {
 	m := metrics.New()
 	h := newHandler(t, Options{Metrics: m})
-	h.convertObject = func(obj []byte, _ string) ([]byte, error) {
+	h.convertObject = func(_ context.Context, obj []byte, _ string) ([]byte, error) {
 		if strings.Contains(string(obj), `"name":"boom"`) {
 			panic("converter bug")
 		}
@@ -123,7 +123,7 @@ func TestBodyLimit(t *testing.T) {
 func TestConcurrencyBound(t *testing.T) {
 	h := newHandler(t, Options{MaxConcurrentReviews: 1})
 	entered, release := make(chan struct{}), make(chan struct{})
-	h.convertObject = func(obj []byte, _ string) ([]byte, error) {
+	h.convertObject = func(_ context.Context, obj []byte, _ string) ([]byte, error) {
 		close(entered)
 		<-release
 		return obj, nil
@@ -143,7 +143,7 @@ func TestConcurrencyBound(t *testing.T) {
 		t.Errorf("the first review: %d %s", rec.Code, rec.Body)
 	}
 	// The slot is free again.
-	h.convertObject = func(obj []byte, _ string) ([]byte, error) { return obj, nil }
+	h.convertObject = func(_ context.Context, obj []byte, _ string) ([]byte, error) { return obj, nil }
 	if rec := serve(h, context.Background(), review(machineV1beta2)); rec.Code != http.StatusOK {
 		t.Errorf("after the first: %d %s", rec.Code, rec.Body)
 	}

@@ -121,7 +121,7 @@ type Options struct {
 type Handler struct {
 	converter *convert.Converter
 	// convertObject is converter.Private; tests replace it.
-	convertObject func(obj []byte, apiVersion string) ([]byte, error)
+	convertObject func(ctx context.Context, obj []byte, apiVersion string) ([]byte, error)
 	metrics       *metrics.Metrics
 	limits        *limits
 	// maxBody is MaxBodyBytes; tests lower it.
@@ -281,7 +281,7 @@ func (h *Handler) review(ctx context.Context, uid types.UID, desiredAPIVersion s
 		for i := next(); i < len(objects) && ctx.Err() == nil; i = next() {
 			obj := objects[i]
 			objects[i] = nil
-			converted[i], errs[i] = h.convert(obj, desiredAPIVersion)
+			converted[i], errs[i] = h.convert(ctx, obj, desiredAPIVersion)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(objects)/parallelAbove+1)
@@ -366,7 +366,7 @@ const errInternal = "internal error occurred during conversion"
 
 // convert converts one object, and turns a panic of the conversion into a *panicError: conversions run on
 // goroutines of their own, where a panic would end the process.
-func (h *Handler) convert(obj []byte, desiredAPIVersion string) (out []byte, err error) {
+func (h *Handler) convert(ctx context.Context, obj []byte, desiredAPIVersion string) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			var tm metav1.TypeMeta
@@ -382,7 +382,7 @@ func (h *Handler) convert(obj []byte, desiredAPIVersion string) (out []byte, err
 				tm.Kind, meta.Metadata.Namespace+"/"+meta.Metadata.Name, tm.APIVersion, desiredAPIVersion, p)}
 		}
 	}()
-	return h.convertObject(obj, desiredAPIVersion)
+	return h.convertObject(ctx, obj, desiredAPIVersion)
 }
 
 // panicError is a conversion that panicked.

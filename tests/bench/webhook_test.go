@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -41,7 +42,7 @@ func conversionReview(b *testing.B, c *convert.Converter, toHub bool) []byte {
 			b.Fatal(err)
 		}
 		if toHub {
-			if data, err = c.Private(data, desired); err != nil {
+			if data, err = c.Private(context.Background(), data, desired); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	capicontract "sigs.k8s.io/cluster-api/util/contract"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crconversion "sigs.k8s.io/controller-runtime/pkg/conversion"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 	"sigs.k8s.io/yaml"
 
@@ -37,9 +38,8 @@ import (
 
 // NewUpstreamKindsScheme returns a scheme holding the upstream Go type of every kind and list kind of routes
 // at its upstream GroupVersionKind (the types CAPI's and the providers' managers register), with the
-// meta/v1 kinds of each group version. The upstream types implement controller-runtime's conversion.Hub and
-// conversion.Convertible, so the scheme serves controller-runtime's conversion webhook as each provider's
-// manager does.
+// meta/v1 kinds of each group version, for controller-runtime's conversion webhook (see
+// UpstreamConversionHandler).
 func NewUpstreamKindsScheme(routes []translate.Route) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, r := range routes {
@@ -175,6 +175,71 @@ func UpstreamCRDsForRoutes(crds []*apiextensionsv1.CustomResourceDefinition, rou
 	return out, nil
 }
 
+// UpstreamConversionHandler is controller-runtime's conversion webhook handler
+// (sigs.k8s.io/controller-runtime/pkg/webhook/conversion.NewWebhookHandler) over scheme (made by
+// NewUpstreamKindsScheme for routes), converting as upstream's managers do, whichever way the pinned
+// versions keep their conversions: a kind whose upstream Go types convert themselves (conversion.Hub and
+// conversion.Convertible) is left to the handler, which finds their methods; for any other kind that
+// converts by hub and spoke, the registry holds controller-runtime's hub-and-spoke converter
+// (conversion.NewHubSpokeConverter) over upstream's spoke functions as the route table has them
+// (translate.Route.ToHub, FromHub), as upstream's manager registers it (WithConverter). It fails if a
+// kind's types are no client.Object or controller-runtime refuses the converter.
+func UpstreamConversionHandler(scheme *runtime.Scheme, routes []translate.Route) (http.Handler, error) {
+	registry := conversion.NewRegistry()
+	var order []schema.GroupKind
+	byKind := map[schema.GroupKind][]*translate.Route{}
+	for i := range routes {
+		r := &routes[i]
+		if r.Conversion == translate.NoConversion {
+			continue
+		}
+		gk := r.UpstreamGVK().GroupKind()
+		if byKind[gk] == nil {
+			order = append(order, gk)
+		}
+		byKind[gk] = append(byKind[gk], r)
+	}
+	for _, gk := range order {
+		var hub client.Object
+		var spokes []conversion.SpokeConverter[client.Object]
+		var selfConverting bool
+		for _, r := range byKind[gk] {
+			up, _ := r.Object.New()
+			obj, ok := up.(client.Object)
+			if !ok {
+				return nil, fmt.Errorf("%T (%s) is not a client.Object", up, r.Upstream)
+			}
+			switch r.Conversion {
+			case translate.Hub:
+				hub = obj
+			case translate.Spoke:
+				if _, ok := up.(crconversion.Convertible); ok {
+					selfConverting = true
+					continue
+				}
+				toHub, fromHub := r.ToHub, r.FromHub
+				spokes = append(spokes, conversion.NewSpokeConverter(obj,
+					func(ctx context.Context, hub, spoke client.Object) error { return fromHub(ctx, hub, spoke) },
+					func(ctx context.Context, spoke, hub client.Object) error { return toHub(ctx, spoke, hub) }))
+			}
+		}
+		if selfConverting || len(spokes) == 0 {
+			continue
+		}
+		if hub == nil {
+			return nil, fmt.Errorf("%s: spokes without a hub", gk)
+		}
+		c, err := conversion.NewHubSpokeConverter(hub, spokes...)(scheme)
+		if err == nil {
+			err = registry.RegisterConverter(gk, c)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", gk, err)
+		}
+	}
+	return conversion.NewWebhookHandler(scheme, registry), nil
+}
+
 // ConversionWebhook is controller-runtime's conversion webhook handler serving TLS on loopback, as a
 // provider's manager serves it.
 type ConversionWebhook struct {
@@ -186,10 +251,13 @@ type ConversionWebhook struct {
 	stopCache func()
 }
 
-// StartConversionWebhook serves sigs.k8s.io/controller-runtime/pkg/webhook/conversion's handler over scheme
-// (with an empty converter registry: every kind converts by its Hub and Convertible methods) at /convert on
-// a free loopback port.
-func StartConversionWebhook(scheme *runtime.Scheme) (*ConversionWebhook, error) {
+// StartConversionWebhook serves UpstreamConversionHandler over scheme and routes at /convert on a free
+// loopback port.
+func StartConversionWebhook(scheme *runtime.Scheme, routes []translate.Route) (*ConversionWebhook, error) {
+	handler, err := UpstreamConversionHandler(scheme, routes)
+	if err != nil {
+		return nil, err
+	}
 	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
 	if err != nil {
 		return nil, err
@@ -203,7 +271,7 @@ func StartConversionWebhook(scheme *runtime.Scheme) (*ConversionWebhook, error) 
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/convert", conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	mux.Handle("/convert", handler)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	go func() { _ = srv.ServeTLS(l, "", "") }()
@@ -239,13 +307,15 @@ func (e *Env) InstallCRDObjects(ctx context.Context, crds ...*apiextensionsv1.Cu
 }
 
 // CAPIAPIVersionGetter returns the apiVersion getter Cluster API's managers install for the conversions of
-// their v1beta1 APIs (sigs.k8s.io/cluster-api v1.13.6 main.go: SetAPIVersionGetter with
+// their v1beta1 APIs (sigs.k8s.io/cluster-api main.go, core/main.go from v1.14: SetAPIVersionGetter with
 // internal/contract.GetAPIVersion over the manager's client), rewritten here because that package is
 // internal, with its error texts: it reads the metadata of the kind's CRD (named by
-// util/contract.CalculateCRDName) and picks, of the contracts compatible with CAPI's (v1beta2, then
-// v1beta1), the newest one the CRD labels, and of its versions the newest.
-func CAPIAPIVersionGetter(ctx context.Context, c client.Reader) func(schema.GroupKind) (string, error) {
-	return func(gk schema.GroupKind) (string, error) {
+// util/contract.CalculateCRDName) with the context it is given (v1.14's getter gets the conversion's;
+// v1.13's takes none, and routes.APIVersionGetterSetters gives it context.Background()) and picks, of
+// the contracts compatible with CAPI's (v1beta2, then v1beta1), the newest one the CRD labels, and of
+// its versions the newest.
+func CAPIAPIVersionGetter(c client.Reader) func(context.Context, schema.GroupKind) (string, error) {
+	return func(ctx context.Context, gk schema.GroupKind) (string, error) {
 		meta := &metav1.PartialObjectMetadata{}
 		meta.SetName(capicontract.CalculateCRDName(gk.Group, gk.Kind))
 		meta.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
@@ -272,11 +342,11 @@ func CAPIAPIVersionGetter(ctx context.Context, c client.Reader) func(schema.Grou
 // InstallUpstreamCRDs installs, as a platform would, the upstream CRDs of every kind routes serve (the
 // published CRDs of every mirrored module and tests/testdata/agent-crds, made by UpstreamCRDsForRoutes),
 // with their conversion webhook served in this process by controller-runtime's handler over the upstream
-// Go types. The upstream conversions resolve references as CAPI's managers do, from the contract labels of
+// Go types (UpstreamConversionHandler). The upstream conversions resolve references as CAPI's managers do, from the contract labels of
 // the referenced kind's upstream CRD, read from a cache of the CRDs' metadata as a manager's client reads
 // it: each of setters (routes.APIVersionGetterSetters) gets that getter. The caller stops the returned
 // webhook (and so the cache) after its tests.
-func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route, setters []func(func(schema.GroupKind) (string, error))) (*ConversionWebhook, error) {
+func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route, setters []func(func(context.Context, schema.GroupKind) (string, error))) (*ConversionWebhook, error) {
 	scheme, err := NewUpstreamKindsScheme(routes)
 	if err != nil {
 		return nil, err
@@ -293,7 +363,7 @@ func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route,
 	if err != nil {
 		return nil, err
 	}
-	webhook, err := StartConversionWebhook(scheme)
+	webhook, err := StartConversionWebhook(scheme, routes)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +376,7 @@ func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route,
 		var reader client.Reader
 		reader, webhook.stopCache, err = e.crdMetadataCache(ctx)
 		for _, set := range setters {
-			set(CAPIAPIVersionGetter(ctx, reader))
+			set(CAPIAPIVersionGetter(reader))
 		}
 	}
 	if err != nil {

@@ -16,20 +16,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 	"sigs.k8s.io/randfill"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
 
 // TestConversionMatchesUpstream proves the proxy's conversion webhook equal to upstream's: for every kind
 // that converts by hub and spoke and every pair of its versions, randomized upstream objects are converted
-// twice, by controller-runtime's conversion webhook over the upstream Go types (what a provider deploys)
-// and by the proxy's webhook over their private twins, and the two answers, translated back to the
-// upstream groups, must be equal; so must the answers to converting each result back (the round trip that
+// twice, by controller-runtime's conversion webhook over the upstream Go types (what a provider deploys,
+// with the converters upstream registers: framework.UpstreamConversionHandler) and by the proxy's webhook
+// over their private twins, and the two answers, translated back to the upstream groups, must be equal; so must the answers to converting each result back (the round trip that
 // relies on the conversion-data annotation), and so must failures. References are mostly to kinds the
 // apiVersion getter resolves (their CRDs carry contract labels), sometimes to one it cannot.
 func TestConversionMatchesUpstream(t *testing.T) {
@@ -50,7 +50,10 @@ func TestConversionMatchesUpstream(t *testing.T) {
 			contractKinds = append(contractKinds, [2]string{r.Upstream.Group, r.Kind})
 		}
 	}
-	theirs := crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry())
+	theirs, err := framework.UpstreamConversionHandler(scheme, routes.Routes)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	var kinds int
 	for _, from := range table.Routes() {

@@ -4,9 +4,24 @@
 package routes
 
 import (
+	"context"
+
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
+	upawsv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta1"
+	upawsbootstrapeksv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta1"
+	upawscontrolplaneeksv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/controlplane/eks/api/v1beta1"
+	upawsexpv1beta1 "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta1"
+	upibmcloudpowervsv1beta2 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/powervs/v1beta2"
+	upibmcloudvpcv1beta1 "sigs.k8s.io/cluster-api-provider-ibmcloud/api/vpc/v1beta1"
+	upvspheregovmomiv1beta1 "sigs.k8s.io/cluster-api-provider-vsphere/api/govmomi/v1beta1"
+	upvspheresupervisorv1beta1 "sigs.k8s.io/cluster-api-provider-vsphere/api/supervisor/v1beta1"
+	upaddonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
+	upbootstrapkubeadmv1beta1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta1"
 	upcontrolplanekubeadmv1beta1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta1"
 	upcorev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
+	upipamv1alpha1 "sigs.k8s.io/cluster-api/api/ipam/v1alpha1"
+	upipamv1beta1 "sigs.k8s.io/cluster-api/api/ipam/v1beta1"
+	upruntimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1"
 
 	translate "github.com/openshift/hypershift-capi-proxy/translate"
 	convaddonsv1beta1 "github.com/openshift/hypershift-capi-proxy/zz_generated/convert/addons/v1beta1"
@@ -41,11 +56,12 @@ import (
 )
 
 // APIVersionGetterSetters are the SetAPIVersionGetter functions of the upstream packages whose conversions
-// turn a reference by apiGroup and kind into one by apiVersion (CAPI's apiVersion getter): whoever runs
-// those conversions installs its getter with each of them.
-var APIVersionGetterSetters = []func(func(schema.GroupKind) (string, error)){
-	upcorev1beta1.SetAPIVersionGetter,
-	upcontrolplanekubeadmv1beta1.SetAPIVersionGetter,
+// turn a reference by apiGroup and kind into one by apiVersion (CAPI's apiVersion getter), those whose
+// getter takes no context adapted to one that does: whoever runs those conversions installs its getter
+// with each of them.
+var APIVersionGetterSetters = []func(func(context.Context, schema.GroupKind) (string, error)){
+	translate.GetterSetterWithoutContext(upcorev1beta1.SetAPIVersionGetter),
+	translate.GetterSetterWithoutContext(upcontrolplanekubeadmv1beta1.SetAPIVersionGetter),
 }
 
 // Routes lists every mapped kind at every version, in the order of apis/upstream.Packages.
@@ -61,6 +77,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"cl"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.Cluster).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.Cluster).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.ClusterToPrivate, convcorev1beta1.ClusterToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -83,6 +102,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"cc"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.ClusterClass).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.ClusterClass).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.ClusterClassToPrivate, convcorev1beta1.ClusterClassToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -111,6 +133,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"ma"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.Machine).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.Machine).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.MachineToPrivate, convcorev1beta1.MachineToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -132,6 +157,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"md"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.MachineDeployment).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.MachineDeployment).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.MachineDeploymentToPrivate, convcorev1beta1.MachineDeploymentToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -142,15 +170,18 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convcorev1beta1.MachineDeploymentListToPrivate, convcorev1beta1.MachineDeploymentListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinedrainrules"},
-		Private:    schema.GroupVersionResource{Group: "cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "machinedrainrules"},
-		Kind:       "MachineDrainRule",
-		ListKind:   "MachineDrainRuleList",
-		Singular:   "machinedrainrule",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
-		Object:     translate.NewKind(convcorev1beta1.MachineDrainRuleToPrivate, convcorev1beta1.MachineDrainRuleToUpstream),
+		Upstream:    schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machinedrainrules"},
+		Private:     schema.GroupVersionResource{Group: "cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "machinedrainrules"},
+		Kind:        "MachineDrainRule",
+		ListKind:    "MachineDrainRuleList",
+		Singular:    "machinedrainrule",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upcorev1beta1.MachineDrainRule).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upcorev1beta1.MachineDrainRule).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
+		Object:      translate.NewKind(convcorev1beta1.MachineDrainRuleToPrivate, convcorev1beta1.MachineDrainRuleToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
@@ -168,6 +199,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"mhc", "mhcs"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.MachineHealthCheck).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.MachineHealthCheck).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.MachineHealthCheckToPrivate, convcorev1beta1.MachineHealthCheckToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -187,6 +221,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"mp"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.MachinePool).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.MachinePool).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.MachinePoolToPrivate, convcorev1beta1.MachinePoolToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -208,6 +245,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"ms"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcorev1beta1.MachineSet).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcorev1beta1.MachineSet).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convcorev1beta1.MachineSetToPrivate, convcorev1beta1.MachineSetToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -401,6 +441,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upaddonsv1beta1.ClusterResourceSet).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upaddonsv1beta1.ClusterResourceSet).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convaddonsv1beta1.ClusterResourceSetToPrivate, convaddonsv1beta1.ClusterResourceSetToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -418,6 +461,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upaddonsv1beta1.ClusterResourceSetBinding).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upaddonsv1beta1.ClusterResourceSetBinding).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convaddonsv1beta1.ClusterResourceSetBindingToPrivate, convaddonsv1beta1.ClusterResourceSetBindingToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -461,15 +507,18 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convaddonsv1beta2.ClusterResourceSetBindingListToPrivate, convaddonsv1beta2.ClusterResourceSetBindingListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "ipam.cluster.x-k8s.io", Version: "v1alpha1", Resource: "ipaddresses"},
-		Private:    schema.GroupVersionResource{Group: "ipam.cluster.hypershift.openshift.io", Version: "v1alpha1", Resource: "ipaddresses"},
-		Kind:       "IPAddress",
-		ListKind:   "IPAddressList",
-		Singular:   "ipaddress",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
-		Object:     translate.NewKind(convipamv1alpha1.IPAddressToPrivate, convipamv1alpha1.IPAddressToUpstream),
+		Upstream:    schema.GroupVersionResource{Group: "ipam.cluster.x-k8s.io", Version: "v1alpha1", Resource: "ipaddresses"},
+		Private:     schema.GroupVersionResource{Group: "ipam.cluster.hypershift.openshift.io", Version: "v1alpha1", Resource: "ipaddresses"},
+		Kind:        "IPAddress",
+		ListKind:    "IPAddressList",
+		Singular:    "ipaddress",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upipamv1alpha1.IPAddress).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upipamv1alpha1.IPAddress).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
+		Object:      translate.NewKind(convipamv1alpha1.IPAddressToPrivate, convipamv1alpha1.IPAddressToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
@@ -487,6 +536,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upipamv1alpha1.IPAddressClaim).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upipamv1alpha1.IPAddressClaim).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convipamv1alpha1.IPAddressClaimToPrivate, convipamv1alpha1.IPAddressClaimToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -496,15 +548,18 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convipamv1alpha1.IPAddressClaimListToPrivate, convipamv1alpha1.IPAddressClaimListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "ipam.cluster.x-k8s.io", Version: "v1beta1", Resource: "ipaddresses"},
-		Private:    schema.GroupVersionResource{Group: "ipam.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "ipaddresses"},
-		Kind:       "IPAddress",
-		ListKind:   "IPAddressList",
-		Singular:   "ipaddress",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
-		Object:     translate.NewKind(convipamv1beta1.IPAddressToPrivate, convipamv1beta1.IPAddressToUpstream),
+		Upstream:    schema.GroupVersionResource{Group: "ipam.cluster.x-k8s.io", Version: "v1beta1", Resource: "ipaddresses"},
+		Private:     schema.GroupVersionResource{Group: "ipam.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "ipaddresses"},
+		Kind:        "IPAddress",
+		ListKind:    "IPAddressList",
+		Singular:    "ipaddress",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upipamv1beta1.IPAddress).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upipamv1beta1.IPAddress).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
+		Object:      translate.NewKind(convipamv1beta1.IPAddressToPrivate, convipamv1beta1.IPAddressToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
 			"metadata=objectMeta",
@@ -522,6 +577,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upipamv1beta1.IPAddressClaim).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upipamv1beta1.IPAddressClaim).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convipamv1beta1.IPAddressClaimToPrivate, convipamv1beta1.IPAddressClaimToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -577,6 +635,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"ext"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upruntimev1alpha1.ExtensionConfig).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upruntimev1alpha1.ExtensionConfig).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		Object:       translate.NewKind(convruntimev1alpha1.ExtensionConfigToPrivate, convruntimev1alpha1.ExtensionConfigToUpstream),
 		Paths: translate.Paths(
 			"apiVersion=apiVersion",
@@ -614,6 +675,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upbootstrapkubeadmv1beta1.KubeadmConfig).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upbootstrapkubeadmv1beta1.KubeadmConfig).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -630,14 +694,17 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convbootstrapkubeadmv1beta1.KubeadmConfigListToPrivate, convbootstrapkubeadmv1beta1.KubeadmConfigListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "kubeadmconfigtemplates"},
-		Private:    schema.GroupVersionResource{Group: "bootstrap.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "kubeadmconfigtemplates"},
-		Kind:       "KubeadmConfigTemplate",
-		ListKind:   "KubeadmConfigTemplateList",
-		Singular:   "kubeadmconfigtemplate",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
+		Upstream:    schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Resource: "kubeadmconfigtemplates"},
+		Private:     schema.GroupVersionResource{Group: "bootstrap.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "kubeadmconfigtemplates"},
+		Kind:        "KubeadmConfigTemplate",
+		ListKind:    "KubeadmConfigTemplateList",
+		Singular:    "kubeadmconfigtemplate",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upbootstrapkubeadmv1beta1.KubeadmConfigTemplate).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upbootstrapkubeadmv1beta1.KubeadmConfigTemplate).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -709,6 +776,9 @@ var Routes = []translate.Route{
 		ShortNames:   []string{"kcp"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upcontrolplanekubeadmv1beta1.KubeadmControlPlane).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upcontrolplanekubeadmv1beta1.KubeadmControlPlane).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -726,14 +796,17 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convcontrolplanekubeadmv1beta1.KubeadmControlPlaneListToPrivate, convcontrolplanekubeadmv1beta1.KubeadmControlPlaneListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta1", Resource: "kubeadmcontrolplanetemplates"},
-		Private:    schema.GroupVersionResource{Group: "controlplane.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "kubeadmcontrolplanetemplates"},
-		Kind:       "KubeadmControlPlaneTemplate",
-		ListKind:   "KubeadmControlPlaneTemplateList",
-		Singular:   "kubeadmcontrolplanetemplate",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
+		Upstream:    schema.GroupVersionResource{Group: "controlplane.cluster.x-k8s.io", Version: "v1beta1", Resource: "kubeadmcontrolplanetemplates"},
+		Private:     schema.GroupVersionResource{Group: "controlplane.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "kubeadmcontrolplanetemplates"},
+		Kind:        "KubeadmControlPlaneTemplate",
+		ListKind:    "KubeadmControlPlaneTemplateList",
+		Singular:    "kubeadmcontrolplanetemplate",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upcontrolplanekubeadmv1beta1.KubeadmControlPlaneTemplate).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upcontrolplanekubeadmv1beta1.KubeadmControlPlaneTemplate).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -808,6 +881,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSCluster).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSCluster).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSClusterToPrivate, convawsv1beta1.AWSClusterToUpstream),
 		Paths: translate.Paths(
@@ -826,6 +902,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSClusterControllerIdentity).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSClusterControllerIdentity).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSClusterControllerIdentityToPrivate, convawsv1beta1.AWSClusterControllerIdentityToUpstream),
 		Paths: translate.Paths(
@@ -844,6 +923,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSClusterRoleIdentity).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSClusterRoleIdentity).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSClusterRoleIdentityToPrivate, convawsv1beta1.AWSClusterRoleIdentityToUpstream),
 		Paths: translate.Paths(
@@ -862,6 +944,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSClusterStaticIdentity).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSClusterStaticIdentity).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSClusterStaticIdentityToPrivate, convawsv1beta1.AWSClusterStaticIdentityToUpstream),
 		Paths: translate.Paths(
@@ -881,6 +966,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSClusterTemplate).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSClusterTemplate).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSClusterTemplateToPrivate, convawsv1beta1.AWSClusterTemplateToUpstream),
 		Paths: translate.Paths(
@@ -901,6 +989,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSMachine).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSMachine).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSMachineToPrivate, convawsv1beta1.AWSMachineToUpstream),
 		Paths: translate.Paths(
@@ -920,6 +1011,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsv1beta1.AWSMachineTemplate).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsv1beta1.AWSMachineTemplate).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsv1beta1.AWSMachineTemplateToPrivate, convawsv1beta1.AWSMachineTemplateToUpstream),
 		Paths: translate.Paths(
@@ -1106,6 +1200,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsexpv1beta1.AWSFargateProfile).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsexpv1beta1.AWSFargateProfile).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsexpv1beta1.AWSFargateProfileToPrivate, convawsexpv1beta1.AWSFargateProfileToUpstream),
 		Paths: translate.Paths(
@@ -1126,6 +1223,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsexpv1beta1.AWSMachinePool).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsexpv1beta1.AWSMachinePool).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsexpv1beta1.AWSMachinePoolToPrivate, convawsexpv1beta1.AWSMachinePoolToUpstream),
 		Paths: translate.Paths(
@@ -1146,6 +1246,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsexpv1beta1.AWSManagedMachinePool).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsexpv1beta1.AWSManagedMachinePool).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsexpv1beta1.AWSManagedMachinePoolToPrivate, convawsexpv1beta1.AWSManagedMachinePoolToUpstream),
 		Paths: translate.Paths(
@@ -1310,6 +1413,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawscontrolplaneeksv1beta1.AWSManagedControlPlane).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawscontrolplaneeksv1beta1.AWSManagedControlPlane).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawscontrolplaneeksv1beta1.AWSManagedControlPlaneToPrivate, convawscontrolplaneeksv1beta1.AWSManagedControlPlaneToUpstream),
 		Paths: translate.Paths(
@@ -1383,6 +1489,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsbootstrapeksv1beta1.EKSConfig).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsbootstrapeksv1beta1.EKSConfig).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsbootstrapeksv1beta1.EKSConfigToPrivate, convawsbootstrapeksv1beta1.EKSConfigToUpstream),
 		Paths: translate.Paths(
@@ -1402,6 +1511,9 @@ var Routes = []translate.Route{
 		Categories:     []string{"cluster-api"},
 		Unserved:       true,
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upawsbootstrapeksv1beta1.EKSConfigTemplate).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upawsbootstrapeksv1beta1.EKSConfigTemplate).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2"},
 		Object:         translate.NewKind(convawsbootstrapeksv1beta1.EKSConfigTemplateToPrivate, convawsbootstrapeksv1beta1.EKSConfigTemplateToUpstream),
 		Paths: translate.Paths(
@@ -2087,6 +2199,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereCluster).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereCluster).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2107,6 +2222,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereClusterIdentity).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereClusterIdentity).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2119,14 +2237,17 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convvspheregovmomiv1beta1.VSphereClusterIdentityListToPrivate, convvspheregovmomiv1beta1.VSphereClusterIdentityListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
-		Private:    schema.GroupVersionResource{Group: "infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
-		Kind:       "VSphereClusterTemplate",
-		ListKind:   "VSphereClusterTemplateList",
-		Singular:   "vsphereclustertemplate",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
+		Upstream:    schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
+		Private:     schema.GroupVersionResource{Group: "infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
+		Kind:        "VSphereClusterTemplate",
+		ListKind:    "VSphereClusterTemplateList",
+		Singular:    "vsphereclustertemplate",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereClusterTemplate).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereClusterTemplate).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2147,6 +2268,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereDeploymentZone).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereDeploymentZone).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2159,13 +2283,16 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convvspheregovmomiv1beta1.VSphereDeploymentZoneListToPrivate, convvspheregovmomiv1beta1.VSphereDeploymentZoneListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vspherefailuredomains"},
-		Private:    schema.GroupVersionResource{Group: "infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vspherefailuredomains"},
-		Kind:       "VSphereFailureDomain",
-		ListKind:   "VSphereFailureDomainList",
-		Singular:   "vspherefailuredomain",
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
+		Upstream:    schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vspherefailuredomains"},
+		Private:     schema.GroupVersionResource{Group: "infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vspherefailuredomains"},
+		Kind:        "VSphereFailureDomain",
+		ListKind:    "VSphereFailureDomainList",
+		Singular:    "vspherefailuredomain",
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereFailureDomain).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereFailureDomain).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2188,6 +2315,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereMachine).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereMachine).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2201,14 +2331,17 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convvspheregovmomiv1beta1.VSphereMachineListToPrivate, convvspheregovmomiv1beta1.VSphereMachineListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vspheremachinetemplates"},
-		Private:    schema.GroupVersionResource{Group: "infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vspheremachinetemplates"},
-		Kind:       "VSphereMachineTemplate",
-		ListKind:   "VSphereMachineTemplateList",
-		Singular:   "vspheremachinetemplate",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
+		Upstream:    schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vspheremachinetemplates"},
+		Private:     schema.GroupVersionResource{Group: "infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vspheremachinetemplates"},
+		Kind:        "VSphereMachineTemplate",
+		ListKind:    "VSphereMachineTemplateList",
+		Singular:    "vspheremachinetemplate",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereMachineTemplate).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereMachineTemplate).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2231,6 +2364,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheregovmomiv1beta1.VSphereVM).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheregovmomiv1beta1.VSphereVM).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2428,6 +2564,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheresupervisorv1beta1.ProviderServiceAccount).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheresupervisorv1beta1.ProviderServiceAccount).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2450,6 +2589,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheresupervisorv1beta1.VSphereCluster).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheresupervisorv1beta1.VSphereCluster).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2462,14 +2604,17 @@ var Routes = []translate.Route{
 		List: translate.NewKind(convvspheresupervisorv1beta1.VSphereClusterListToPrivate, convvspheresupervisorv1beta1.VSphereClusterListToUpstream),
 	},
 	{
-		Upstream:   schema.GroupVersionResource{Group: "vmware.infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
-		Private:    schema.GroupVersionResource{Group: "vmware.infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
-		Kind:       "VSphereClusterTemplate",
-		ListKind:   "VSphereClusterTemplateList",
-		Singular:   "vsphereclustertemplate",
-		Namespaced: true,
-		Categories: []string{"cluster-api"},
-		Conversion: translate.Spoke,
+		Upstream:    schema.GroupVersionResource{Group: "vmware.infrastructure.cluster.x-k8s.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
+		Private:     schema.GroupVersionResource{Group: "vmware.infrastructure.cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "vsphereclustertemplates"},
+		Kind:        "VSphereClusterTemplate",
+		ListKind:    "VSphereClusterTemplateList",
+		Singular:    "vsphereclustertemplate",
+		Namespaced:  true,
+		Categories:  []string{"cluster-api"},
+		Conversion:  translate.Spoke,
+		ToHub:       translate.ConvertToMethod((*upvspheresupervisorv1beta1.VSphereClusterTemplate).ConvertTo),
+		FromHub:     translate.ConvertFromMethod((*upvspheresupervisorv1beta1.VSphereClusterTemplate).ConvertFrom),
+		ViaHubError: translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2491,6 +2636,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheresupervisorv1beta1.VSphereMachine).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheresupervisorv1beta1.VSphereMachine).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2514,6 +2662,9 @@ var Routes = []translate.Route{
 		Subresources: []string{"status"},
 		Categories:   []string{"cluster-api"},
 		Conversion:   translate.Spoke,
+		ToHub:        translate.ConvertToMethod((*upvspheresupervisorv1beta1.VSphereMachineTemplate).ConvertTo),
+		FromHub:      translate.ConvertFromMethod((*upvspheresupervisorv1beta1.VSphereMachineTemplate).ConvertFrom),
+		ViaHubError:  translate.MethodsViaHubError,
 		ContractLabels: map[string]string{
 			"cluster.x-k8s.io/v1beta1": "v1beta1",
 			"cluster.x-k8s.io/v1beta2": "v1beta2",
@@ -2723,6 +2874,9 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudpowervsv1beta2.IBMPowerVSCluster).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudpowervsv1beta2.IBMPowerVSCluster).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2_v1beta3"},
 		Object:         translate.NewKind(convibmcloudpowervsv1beta2.IBMPowerVSClusterToPrivate, convibmcloudpowervsv1beta2.IBMPowerVSClusterToUpstream),
 		Paths: translate.Paths(
@@ -2741,6 +2895,9 @@ var Routes = []translate.Route{
 		ShortNames:     []string{"ibmpowervsct"},
 		Categories:     []string{"cluster-api"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudpowervsv1beta2.IBMPowerVSClusterTemplate).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudpowervsv1beta2.IBMPowerVSClusterTemplate).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2_v1beta3"},
 		Object:         translate.NewKind(convibmcloudpowervsv1beta2.IBMPowerVSClusterTemplateToPrivate, convibmcloudpowervsv1beta2.IBMPowerVSClusterTemplateToUpstream),
 		Paths: translate.Paths(
@@ -2758,6 +2915,9 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudpowervsv1beta2.IBMPowerVSImage).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudpowervsv1beta2.IBMPowerVSImage).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2_v1beta3"},
 		Object:         translate.NewKind(convibmcloudpowervsv1beta2.IBMPowerVSImageToPrivate, convibmcloudpowervsv1beta2.IBMPowerVSImageToUpstream),
 		Paths: translate.Paths(
@@ -2775,6 +2935,9 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudpowervsv1beta2.IBMPowerVSMachine).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudpowervsv1beta2.IBMPowerVSMachine).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2_v1beta3"},
 		Object:         translate.NewKind(convibmcloudpowervsv1beta2.IBMPowerVSMachineToPrivate, convibmcloudpowervsv1beta2.IBMPowerVSMachineToUpstream),
 		Paths: translate.Paths(
@@ -2792,6 +2955,9 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Subresources:   []string{"status"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudpowervsv1beta2.IBMPowerVSMachineTemplate).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudpowervsv1beta2.IBMPowerVSMachineTemplate).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta2_v1beta3"},
 		Object:         translate.NewKind(convibmcloudpowervsv1beta2.IBMPowerVSMachineTemplateToPrivate, convibmcloudpowervsv1beta2.IBMPowerVSMachineTemplateToUpstream),
 		Paths: translate.Paths(
@@ -2904,6 +3070,9 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Categories:     []string{"cluster-api"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudvpcv1beta1.IBMVPCCluster).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudvpcv1beta1.IBMVPCCluster).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1_v1beta2"},
 		Object:         translate.NewKind(convibmcloudvpcv1beta1.IBMVPCClusterToPrivate, convibmcloudvpcv1beta1.IBMVPCClusterToUpstream),
 		Paths: translate.Paths(
@@ -2922,6 +3091,9 @@ var Routes = []translate.Route{
 		Subresources:   []string{"status"},
 		Categories:     []string{"cluster-api"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudvpcv1beta1.IBMVPCMachine).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudvpcv1beta1.IBMVPCMachine).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1_v1beta2"},
 		Object:         translate.NewKind(convibmcloudvpcv1beta1.IBMVPCMachineToPrivate, convibmcloudvpcv1beta1.IBMVPCMachineToUpstream),
 		Paths: translate.Paths(
@@ -2939,6 +3111,9 @@ var Routes = []translate.Route{
 		Namespaced:     true,
 		Categories:     []string{"cluster-api"},
 		Conversion:     translate.Spoke,
+		ToHub:          translate.ConvertToMethod((*upibmcloudvpcv1beta1.IBMVPCMachineTemplate).ConvertTo),
+		FromHub:        translate.ConvertFromMethod((*upibmcloudvpcv1beta1.IBMVPCMachineTemplate).ConvertFrom),
+		ViaHubError:    translate.MethodsViaHubError,
 		ContractLabels: map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1_v1beta2"},
 		Object:         translate.NewKind(convibmcloudvpcv1beta1.IBMVPCMachineTemplateToPrivate, convibmcloudvpcv1beta1.IBMVPCMachineTemplateToUpstream),
 		Paths: translate.Paths(

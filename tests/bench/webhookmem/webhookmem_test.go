@@ -69,7 +69,7 @@ func BenchmarkWebhookMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.Private(object(0), "cluster.hypershift.openshift.io/v1beta1"); err != nil {
+	if _, err := c.Private(context.Background(), object(0), "cluster.hypershift.openshift.io/v1beta1"); err != nil {
 		b.Fatal(err)
 	}
 	bin := *proxyBin
