@@ -110,7 +110,7 @@ func diff(before, after *Snapshot) *Report {
 		add("The generator could not build its model at the old pins", strings.Split(before.Error, "\n"))
 	}
 
-	var added, removed, storage, conversion, served, fieldLines, groupLines, labels []string
+	var added, removed, storage, conversion, moved, served, fieldLines, groupLines, labels []string
 	for _, key := range sortedKeys(before.Kinds, after.Kinds) {
 		b, a := before.Kinds[key], after.Kinds[key]
 		if b != nil && a == nil && after.broken(b.Package) {
@@ -132,6 +132,8 @@ func diff(before, after *Snapshot) *Report {
 		}
 		if b.Conversion != a.Conversion {
 			conversion = append(conversion, fmt.Sprintf("%s: %s -> %s", key, b.Conversion, a.Conversion))
+		} else if b.ConvertedBy != a.ConvertedBy {
+			moved = append(moved, fmt.Sprintf("%s: %s -> %s", key, b.ConvertedBy, a.ConvertedBy))
 		}
 		fieldLines = append(fieldLines, setDiff(key, b.Fields, a.Fields)...)
 		groupLines = append(groupLines, setDiff(key, b.GroupPaths, a.GroupPaths)...)
@@ -153,6 +155,7 @@ func diff(before, after *Snapshot) *Report {
 	add("Storage versions changed", storage)
 	add("Served versions changed", served)
 	add("Conversions changed (translate.Conversion, from the upstream Go types' methods or a conversion package's functions)", conversion)
+	add("Conversions moved (where upstream keeps a spoke's conversions to and from the hub; the proxy follows)", moved)
 	add("Fields added (+) and removed (-), per kind and version", fieldLines)
 	add("Group-carrying fields added (+) and removed (-), with their classification (=apiVersion, =group, =objectMeta, ...)", groupLines)
 

@@ -137,3 +137,26 @@ func TestReportBrokenModule(t *testing.T) {
 		t.Errorf("report (-want +got):\n%s", d)
 	}
 }
+
+// TestReportConversionsMoved: a spoke whose conversions move from its Go type's methods to a conversion
+// package's functions (CAPI v1.13 -> v1.14) is reported as moved, not as a changed conversion.
+func TestReportConversionsMoved(t *testing.T) {
+	spoke := func(by string) *Snapshot {
+		return &Snapshot{Modules: map[string]string{"example.com/a": "v1.0.0"}, Kinds: map[string]*KindVersion{
+			"cluster.x-k8s.io/v1beta1 Machine": {Package: "example.com/a/api/v1beta1", Group: "cluster.x-k8s.io",
+				Version: "v1beta1", Kind: "Machine", Conversion: "Spoke", ConvertedBy: by},
+		}}
+	}
+	var got bytes.Buffer
+	if err := diff(spoke("methods of its Go type"),
+		spoke("functions example.com/a/webhooks/conversion.ConvertMachineV1Beta1ToHub, ConvertMachineHubToV1Beta1")).Write(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := `## Conversions moved (where upstream keeps a spoke's conversions to and from the hub; the proxy follows)
+  cluster.x-k8s.io/v1beta1 Machine: methods of its Go type -> functions example.com/a/webhooks/conversion.ConvertMachineV1Beta1ToHub, ConvertMachineHubToV1Beta1
+
+`
+	if d := cmp.Diff(want, got.String()); d != "" {
+		t.Errorf("report (-want +got):\n%s", d)
+	}
+}

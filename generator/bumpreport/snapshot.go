@@ -19,6 +19,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/generator/emit"
 	"github.com/openshift/hypershift-capi-proxy/generator/model"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // Snapshot is what a bump report compares: the generator's model of the upstream API packages at one set
@@ -66,6 +67,10 @@ type KindVersion struct {
 	Unserved bool   `json:"unserved,omitempty"`
 	// Conversion is the translate.Conversion of the version ("NoConversion", "Hub", "Spoke").
 	Conversion string `json:"conversion"`
+	// ConvertedBy says, for a spoke, where upstream keeps its conversions to and from the hub: "methods
+	// of its Go type" (ConvertTo, ConvertFrom) or "functions <package>.<ToHub>, <FromHub>"; "" for every
+	// other version.
+	ConvertedBy string `json:"convertedBy,omitempty"`
 	// Fields are the JSON paths of the fields of the kind's Go type, each with its type
 	// ("spec.infrastructureRef.apiGroup string"), sorted. Fields of shared types (metav1, corev1) and of
 	// types passed through are not listed, only the field holding them.
@@ -208,7 +213,7 @@ func takeSnapshot(m *model.Model, loadErr error, modules map[string]string) *Sna
 		for _, k := range pkg.Kinds {
 			kv := &KindVersion{
 				Package: pkg.Path, Group: pkg.Group, Version: pkg.Version, Kind: k.Name, Resource: k.Resource,
-				Storage: k.Storage, Unserved: k.Unserved, Conversion: k.Conversion.String(),
+				Storage: k.Storage, Unserved: k.Unserved, Conversion: k.Conversion.String(), ConvertedBy: convertedBy(k),
 				Fields:         fields(m, k.Type),
 				GroupPaths:     slices.Sorted(slices.Values(k.Paths)),
 				ContractLabels: e.ContractLabels(pkg, k.Name),
@@ -218,6 +223,17 @@ func takeSnapshot(m *model.Model, loadErr error, modules map[string]string) *Sna
 		}
 	}
 	return s
+}
+
+// convertedBy is KindVersion.ConvertedBy of k.
+func convertedBy(k *model.Kind) string {
+	switch {
+	case k.Conversion != translate.Spoke:
+		return ""
+	case k.ConvertsByFunctions():
+		return fmt.Sprintf("functions %s.%s, %s", k.ToHub.Package, k.ToHub.Name, k.FromHub.Name)
+	}
+	return "methods of its Go type"
 }
 
 // upstreamModules returns the modules of upstream.Packages that the go.mod file requires, with versions.
