@@ -13,6 +13,18 @@
 // report lists, section by section: module versions, kinds and versions added or removed, storage,
 // served and conversion changes, fields added or removed per kind, group-carrying fields added or
 // removed with their classification, opaque and foreign types, and contract-label changes.
+//
+// Three more commands serve hack/bump.sh:
+//
+//	go run ./generator/bumpreport probe [-root dir]            # newer versions, asked for by exact version
+//	go run ./generator/bumpreport pins before.mod after.mod     # the go.mod requirements and replaces that changed
+//	go run ./generator/bumpreport importers [-root dir] PATH   # the mirrored packages that import PATH
+//
+// probe asks the module proxy, with `go mod download -json MODULE@VERSION`, for the next patch and the
+// next minor release of every upstream module go.mod pins (and again after each one served), since the
+// module proxy serves versions it does not list; it prints one line per module with every answer.
+// importers prints "package module version" for each package of apis/upstream.Packages whose Go files
+// import PATH (sigs.k8s.io/cluster-api/errors, which CAPI v1.14 moved).
 package main
 
 import (
@@ -20,6 +32,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 )
 
 // projectModule is this repository's module, as the generator names it.
@@ -34,7 +49,8 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bumpreport snapshot [-root dir] [-o file] | bumpreport diff before.json after.json")
+		return fmt.Errorf("usage: bumpreport snapshot [-root dir] [-o file] | diff before.json after.json | " +
+			"probe [-root dir] | pins before.mod after.mod | importers [-root dir] PATH")
 	}
 	switch args[0] {
 	case "snapshot":
@@ -73,6 +89,57 @@ func run(args []string) error {
 			}
 		}
 		return diff(snaps[0], snaps[1]).Write(os.Stdout)
+	case "probe":
+		fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+		root := fs.String("root", ".", "repository root, whose go.mod pins the upstream modules")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		probes, err := probeAll(filepath.Join(*root, "go.mod"), goDownload)
+		if err != nil {
+			return err
+		}
+		for _, p := range probes {
+			fmt.Println(p.Line())
+		}
+		return nil
+	case "pins":
+		if len(args) != 3 {
+			return fmt.Errorf("usage: bumpreport pins before.mod after.mod")
+		}
+		before, err := parseModFile(args[1])
+		if err != nil {
+			return err
+		}
+		after, err := parseModFile(args[2])
+		if err != nil {
+			return err
+		}
+		for _, l := range pinChanges(before, after) {
+			fmt.Println(l)
+		}
+		return nil
+	case "importers":
+		fs := flag.NewFlagSet("importers", flag.ContinueOnError)
+		root := fs.String("root", ".", "repository root, whose go.mod pins the upstream modules")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return fmt.Errorf("usage: bumpreport importers [-root dir] PATH")
+		}
+		mods, err := requirements(filepath.Join(*root, "go.mod"))
+		if err != nil {
+			return err
+		}
+		found, err := importers(fs.Arg(0), upstream.Packages, mods, moduleDir)
+		if err != nil {
+			return err
+		}
+		for _, i := range found {
+			fmt.Println(i.Package, i.Module, i.Version)
+		}
+		return nil
 	}
-	return fmt.Errorf("unknown command %q: want snapshot or diff", args[0])
+	return fmt.Errorf("unknown command %q: want snapshot, diff, probe, pins or importers", args[0])
 }
