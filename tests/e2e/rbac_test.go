@@ -94,11 +94,19 @@ func TestGeneratedRolesKeepServiceAccountsWorking(t *testing.T) {
 	}
 
 	// CAPI's manifests, named as its kustomization names them (namePrefix capi-, the aggregation label
-	// from config/default/manager_role_aggregation_patch.yaml), plus a prefix of this test's.
+	// from config/default/manager_role_aggregation_patch.yaml), plus a prefix of this test's. The core
+	// manager's role is where apis/upstream.Roles has it (config/rbac, core/config/rbac from CAPI v1.14),
+	// its aggregated role beside it.
 	prefix := ns + "-"
-	coreRole := readClusterRole(t, filepath.Join(capi, "config/rbac/role.yaml"))
+	coreFile := ""
+	for _, r := range upstream.Roles {
+		if r.Name == "cluster-api-manager" {
+			coreFile = r.File
+		}
+	}
+	coreRole := readClusterRole(t, filepath.Join(capi, coreFile))
 	coreRole.Name, coreRole.Labels = prefix+"capi-manager-role", map[string]string{"cluster.x-k8s.io/aggregate-to-manager": "true"}
-	aggregated := readClusterRole(t, filepath.Join(capi, "config/rbac/aggregated_role.yaml"))
+	aggregated := readClusterRole(t, filepath.Join(capi, filepath.Dir(coreFile), "aggregated_role.yaml"))
 	aggregated.Name = prefix + "capi-aggregated-manager-role"
 	bootstrapRole := readClusterRole(t, filepath.Join(capi, "bootstrap/kubeadm/config/rbac/role.yaml"))
 	bootstrapRole.Name = prefix + "capi-kubeadm-bootstrap-manager-role"
