@@ -69,9 +69,11 @@ PLATFORM ?=
 bump:
 	PLATFORM="$(PLATFORM)" hack/bump.sh "$(CAPI)" $(PROVIDER)
 
-## bump-rehearsal: the same in a throw-away copy of the committed tree; prints the report, changes nothing
+## bump-rehearsal: the same in a throw-away copy of the committed tree; prints the report, changes nothing;
+## COMPARE=<git ref> ends the report with the generated tree compared with that ref's
+COMPARE ?=
 bump-rehearsal:
-	PLATFORM="$(PLATFORM)" hack/bump-rehearsal.sh "$(CAPI)" $(PROVIDER)
+	PLATFORM="$(PLATFORM)" BUMP_COMPARE="$(COMPARE)" hack/bump-rehearsal.sh "$(CAPI)" $(PROVIDER)
 
 ## kube: build (or reuse from the cache) kube-apiserver, etcd, kube-controller-manager and kubectl
 kube:
