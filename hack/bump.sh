@@ -153,16 +153,27 @@ for p in "${providers[@]}"; do
 	fi
 done
 capi_gets=("sigs.k8s.io/cluster-api@$capi")
+capi_dir="$(module_dir sigs.k8s.io/cluster-api "$capi")"
 # From v1.14 CAPI's API packages are their own module; before, the core module holds them, and the API
 # module must go (both would provide sigs.k8s.io/cluster-api/api/...). Asked by exact version: the
 # module proxy serves versions it does not list.
-if [[ -n "$(module_dir sigs.k8s.io/cluster-api/api "$capi")" ]]; then
+api_dir="$(module_dir sigs.k8s.io/cluster-api/api "$capi")"
+if [[ -n "$api_dir" ]]; then
 	capi_gets+=("sigs.k8s.io/cluster-api/api@$capi")
 else
 	capi_gets+=("sigs.k8s.io/cluster-api/api@none")
 fi
-# The compatibility module is decided again below, once the new CAPI is known.
+# sigs.k8s.io/cluster-api/errors: in the CAPI module before v1.14, in the API module's deprecated/errors
+# from it. Where CAPI no longer has it, hack/compat/cluster-api-errors provides it to the releases that
+# still import it (go get loads their packages); it goes again below if none does.
 go mod edit -dropreplace="$compat_mod" -droprequire="$compat_mod"
+(cd tests/alerts && go mod edit -dropreplace="$compat_mod" -droprequire="$compat_mod")
+compat=""
+if [[ ! -d "$capi_dir/errors" && -n "$api_dir" && -d "$api_dir/deprecated/errors" ]]; then
+	compat=1
+	go mod edit -require="$compat_mod@$compat_pseudo" -replace="$compat_mod=./$compat_dir"
+	(cd "$compat_dir" && go mod edit -require="sigs.k8s.io/cluster-api/api@$capi")
+fi
 log "go get ${capi_gets[*]} ${gets[*]}"
 if ! go get "${capi_gets[@]}" "${gets[@]}" >"$work/why" 2>&1; then
 	finish 1 "the root module does not resolve at the new pins (go get)"
@@ -189,8 +200,6 @@ for p in "${providers[@]}"; do
 	[[ "$got" != "$want" ]] && note "$m: asked for $want, go.mod has $got (another module requires it)"
 done
 
-capi_dir="$(module_dir sigs.k8s.io/cluster-api "$capi")"
-api_dir="$(module_dir sigs.k8s.io/cluster-api/api "$(version . sigs.k8s.io/cluster-api/api)")"
 # Where the core manager's main package and manifests are: the module root before v1.14, core/ from it.
 if [[ -f "$capi_dir/core/main.go" ]]; then
 	sed -i 's|^\(\t_ "sigs.k8s.io/cluster-api\)"$|\1/core"|' hack/capi/tools.go
@@ -202,28 +211,26 @@ else
 	sed -i 's|{Module: "sigs.k8s.io/cluster-api", File: "core/config/|{Module: "sigs.k8s.io/cluster-api", File: "config/|' apis/upstream/*.go
 fi
 
-# sigs.k8s.io/cluster-api/errors: in the CAPI module before v1.14, in the API module's deprecated/errors
-# from it. The Agent types (ours) import it where it is; a provider release that still imports the old
-# path gets it from hack/compat/cluster-api-errors.
-go mod edit -dropreplace="$compat_mod" -droprequire="$compat_mod"
-(cd tests/alerts && go mod edit -dropreplace="$compat_mod" -droprequire="$compat_mod")
+# The Agent types (ours) import the errors package where the pinned CAPI keeps it.
 if [[ -d "$capi_dir/errors" ]]; then
 	sed -i 's|sigs.k8s.io/cluster-api/api/deprecated/errors|sigs.k8s.io/cluster-api/errors|g' apis/upstream/agent/*/*.go
 elif [[ -n "$api_dir" && -d "$api_dir/deprecated/errors" ]]; then
 	sed -i 's|sigs.k8s.io/cluster-api/errors|sigs.k8s.io/cluster-api/api/deprecated/errors|g' apis/upstream/agent/*/*.go
+fi
+if [[ -n "$compat" ]]; then
 	if ! go run ./generator/bumpreport importers "$compat_mod" >"$work/importers" 2>"$work/why"; then
 		finish 1 "cannot tell which mirrored packages import $compat_mod"
 	fi
 	if [[ -s "$work/importers" ]]; then
 		log "$compat_mod: from $compat_dir for $(cut -d' ' -f2,3 "$work/importers" | sort -u | tr '\n' ' ')"
-		go mod edit -require="$compat_mod@$compat_pseudo" -replace="$compat_mod=./$compat_dir"
-		(cd "$compat_dir" && go mod edit -require="sigs.k8s.io/cluster-api/api@$(cd "$root" && version . sigs.k8s.io/cluster-api/api)")
 		(cd tests/alerts && go mod edit -replace="$compat_mod=../../$compat_dir")
 		note "$compat_mod comes from $compat_dir (replace in go.mod and tests/alerts/go.mod): CAPI $capi no longer has it" \
 			"(it moved to sigs.k8s.io/cluster-api/api/deprecated/errors), and these releases import it:"
 		cut -d' ' -f2,3 "$work/importers" | sort -u | sed 's/^/  /' >>"$work/notes"
 		note "  To drop it: bump those providers to releases that import sigs.k8s.io/cluster-api/api/deprecated/errors" \
 			"(or CAPI to one that has the old path again); make bump then drops the replace, and the directory can go."
+	else
+		go mod edit -dropreplace="$compat_mod" -droprequire="$compat_mod"
 	fi
 fi
 

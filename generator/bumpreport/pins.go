@@ -62,8 +62,12 @@ func pinChanges(before, after *modfile.File) []string {
 		b, inB := bd[p]
 		a, inA := ad[p]
 		switch {
+		case !inB && bi[p] == a && inA:
+			out = append(out, fmt.Sprintf("%s %s (was indirect)", p, a))
 		case !inB && bi[p] != "" && inA:
 			out = append(out, fmt.Sprintf("%s %s -> %s (was indirect)", p, bi[p], a))
+		case !inA && ai[p] == b:
+			out = append(out, fmt.Sprintf("%s %s (now indirect)", p, b))
 		case !inB:
 			out = append(out, fmt.Sprintf("+ %s %s", p, a))
 		case !inA && ai[p] != "":

@@ -99,6 +99,7 @@ require (
 	example.com/gone v1.0.0
 	k8s.io/cluster-bootstrap v0.35.4 // indirect
 	golang.org/x/text v0.30.0 // indirect
+	golang.org/x/sys v0.40.0 // indirect
 )
 `)
 	after := parse(`module m
@@ -108,12 +109,14 @@ require (
 	sigs.k8s.io/cluster-api/errors v0.0.0-00010101000000-000000000000
 	k8s.io/cluster-bootstrap v0.36.3 // indirect
 	golang.org/x/text v0.31.0 // indirect
+	golang.org/x/sys v0.40.0
 	sigs.k8s.io/cluster-api/api v1.14.2 // indirect
 )
 replace sigs.k8s.io/cluster-api/errors => ./hack/compat/cluster-api-errors
 `)
 	want := []string{
 		"- example.com/gone v1.0.0",
+		"golang.org/x/sys v0.40.0 (was indirect)",
 		"sigs.k8s.io/cluster-api v1.13.6 -> v1.14.2",
 		"+ sigs.k8s.io/cluster-api/errors v0.0.0-00010101000000-000000000000",
 		"sigs.k8s.io/controller-runtime v0.23.3 -> v0.24.1",
