@@ -28,7 +28,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crconversion "sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
 )
@@ -377,15 +376,16 @@ func upstreamRoundTrip(t *testing.T, hub client.Object) client.Object {
 	t.Helper()
 	src := hub.DeepCopyObject().(client.Object)
 	src.GetObjectKind().SetGroupVersionKind(gvkOf(t, hub))
-	spokes := map[string]func() crconversion.Convertible{
-		"MachinePool": func() crconversion.Convertible { return &clusterv1beta1.MachinePool{} },
+	spokes := map[string]func() client.Object{
+		"MachinePool": func() client.Object { return &clusterv1beta1.MachinePool{} },
 	}
 	spoke := spokes[gvkOf(t, hub).Kind]()
-	if err := spoke.ConvertFrom(src.(crconversion.Hub)); err != nil {
+	r := spokeRoute(t, spoke)
+	if err := r.FromHub(context.Background(), src, spoke); err != nil {
 		t.Fatal(err)
 	}
 	back := reflect.New(reflect.TypeOf(hub).Elem()).Interface().(client.Object)
-	if err := spoke.ConvertTo(back.(crconversion.Hub)); err != nil {
+	if err := r.ToHub(context.Background(), spoke, back); err != nil {
 		t.Fatal(err)
 	}
 	return back
