@@ -11,13 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -105,17 +102,20 @@ func TestFailureAsControllerRuntime(t *testing.T) {
 		t.Fatalf("answer: %s", rec.Body)
 	}
 
-	scheme := kruntime.NewScheme()
-	for _, add := range []func(*kruntime.Scheme) error{clusterv1beta1.AddToScheme, clusterv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
+	// upstream's converters, wherever the pinned CAPI keeps them (framework.UpstreamConversionHandler).
+	scheme, err := framework.NewUpstreamKindsScheme(routes.Routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstreamWebhook, err := framework.UpstreamConversionHandler(scheme, routes.Routes)
+	if err != nil {
+		t.Fatal(err)
 	}
 	upstream := strings.ReplaceAll(private, "hypershift.openshift.io", "x-k8s.io")
 	req := httptest.NewRequest(http.MethodPost, webhook.Path, strings.NewReader(upstream))
 	req.Header.Set("Content-Type", "application/json")
 	crRec := httptest.NewRecorder()
-	crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry()).ServeHTTP(crRec, req)
+	upstreamWebhook.ServeHTTP(crRec, req)
 	var want apiextensionsv1.ConversionReview
 	if err := json.Unmarshal(crRec.Body.Bytes(), &want); err != nil || want.Response == nil {
 		t.Fatalf("controller-runtime's webhook answered %d %s", crRec.Code, crRec.Body)

@@ -12,10 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	crconversion "sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
-
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -83,7 +82,7 @@ func runReviews(b *testing.B, h http.Handler, review []byte) {
 }
 
 // BenchmarkWebhookMachines1000ToSpoke: the conversion webhook, a 1,000-Machine ConversionReview from the
-// hub (v1beta2) to v1beta1: decode, translate to upstream, ConvertFrom (references resolved through
+// hub (v1beta2) to v1beta1: decode, translate to upstream, upstream's conversion from the hub (references resolved through
 // the contract labels, the hub kept as conversion data), translate back, encode.
 func BenchmarkWebhookMachines1000ToSpoke(b *testing.B) { benchmarkWebhook(b, false) }
 
@@ -91,7 +90,7 @@ func BenchmarkWebhookMachines1000ToSpoke(b *testing.B) { benchmarkWebhook(b, fal
 func BenchmarkWebhookMachines1000ToHub(b *testing.B) { benchmarkWebhook(b, true) }
 
 // upstreamWebhook is what a provider deploys: controller-runtime's conversion webhook over the upstream
-// Go types, for the baseline; the review is the same, translated to the upstream groups.
+// Go types, with the converters upstream registers (framework.UpstreamConversionHandler), for the baseline; the review is the same, translated to the upstream groups.
 func upstreamWebhook(b *testing.B, toHub bool) (http.Handler, []byte) {
 	_, c := webhookHandler(b) // installs the apiVersion getter upstream's conversions use
 	table := translate.NewTable(routes.Routes)
@@ -125,7 +124,11 @@ func upstreamWebhook(b *testing.B, toHub bool) (http.Handler, []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return crconversion.NewWebhookHandler(scheme, crconversion.NewRegistry()), data
+	h, err := framework.UpstreamConversionHandler(scheme, routes.Routes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h, data
 }
 
 // BenchmarkUpstreamWebhookMachines1000ToSpoke: the baseline of BenchmarkWebhookMachines1000ToSpoke,
