@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -57,7 +58,9 @@ func NewUpstreamKindsScheme(routes []translate.Route) (*runtime.Scheme, error) {
 }
 
 // MirroredModuleCRDFiles returns the published CRD files of every Go module holding a package of
-// upstream.Packages, from the Go module cache: the YAML files of each .../crd/bases directory of the module,
+// upstream.Packages, and of every required module whose path is a prefix of such a module's (CAPI
+// publishes its CRDs in sigs.k8s.io/cluster-api, its API packages are in sigs.k8s.io/cluster-api/api from
+// v1.14), from the Go module cache: the YAML files of each .../crd/bases directory of the module,
 // except those under test, internal, cmd, hack, docs and templates trees (CAPI's docker test provider,
 // clusterctl's own kinds, CAPV's test fixtures). Packages of this repository (Agent's hand-written types)
 // have no published CRDs in a module and are skipped: their CRDs come from test data.
@@ -68,11 +71,27 @@ func MirroredModuleCRDFiles() ([]string, error) {
 			paths = append(paths, p.Path)
 		}
 	}
-	out, err := exec.Command("go", append([]string{"list", "-f", "{{.Module.Dir}}"}, paths...)...).Output()
+	out, err := exec.Command("go", append([]string{"list", "-f", "{{.Module.Path}} {{.Module.Dir}}"}, paths...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go list: %w", err)
 	}
-	dirs := strings.Fields(string(out))
+	var dirs, parents []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		mod, dir, _ := strings.Cut(l, " ")
+		dirs = append(dirs, dir)
+		for p := path.Dir(mod); strings.Contains(p, "/"); p = path.Dir(p) {
+			parents = append(parents, p)
+		}
+	}
+	if len(parents) > 0 {
+		slices.Sort(parents)
+		// -e: a prefix that is no required module has no directory.
+		out, err := exec.Command("go", append([]string{"list", "-m", "-e", "-f", "{{.Dir}}"}, slices.Compact(parents)...)...).Output()
+		if err != nil {
+			return nil, fmt.Errorf("go list -m: %w", err)
+		}
+		dirs = append(dirs, strings.Fields(string(out))...)
+	}
 	slices.Sort(dirs)
 	var files []string
 	for _, dir := range slices.Compact(dirs) {
