@@ -30,7 +30,8 @@ import (
 // twice, by controller-runtime's conversion webhook over the upstream Go types (what a provider deploys,
 // with the converters upstream registers: framework.UpstreamConversionHandler) and by the proxy's webhook
 // over their private twins, and the two answers, translated back to the upstream groups, must be equal; so must the answers to converting each result back (the round trip that
-// relies on the conversion-data annotation), and so must failures. References are mostly to kinds the
+// relies on the conversion-data annotation), and so must failures. The fields of watchedFields must each
+// have held a value in an object that converted. References are mostly to kinds the
 // apiVersion getter resolves (their CRDs carry contract labels), sometimes to one it cannot.
 func TestConversionMatchesUpstream(t *testing.T) {
 	table := translate.NewTable(routes.Routes)
@@ -79,10 +80,15 @@ func compareConversions(t *testing.T, from, to *translate.Route, ours, theirs ht
 	seed := rand.Int63()
 	rnd := rand.New(rand.NewSource(seed))
 	filler := newFiller(seed)
+	probe, _ := from.Object.New()
+	cov := newCoverage(from.Upstream.Group, from.Kind, probe)
 	var converted int
 	for i := 0; i < iterations; i++ {
 		up, _ := from.Object.New()
 		filler.Fill(up)
+		if i%2 == 1 {
+			fillWatched(up, from.Upstream.Group, from.Kind, filler)
+		}
 		sanitize(reflect.ValueOf(up).Elem(), rnd, nil)
 		resolvable(reflect.ValueOf(up).Elem(), rnd, contractKinds)
 		decorate(up)
@@ -105,6 +111,7 @@ func compareConversions(t *testing.T, from, to *translate.Route, ours, theirs ht
 			continue
 		}
 		converted++
+		cov.add(data)
 		got, _, err := to.Object.ToUpstream(gotPriv)
 		if err != nil {
 			t.Fatal(err)
@@ -128,6 +135,9 @@ func compareConversions(t *testing.T, from, to *translate.Route, ours, theirs ht
 	}
 	if converted == 0 {
 		t.Errorf("seed %d: no random object converted; the comparison proved nothing", seed)
+	}
+	if missed := cov.missed(); len(missed) > 0 {
+		t.Errorf("seed %d: no object that converted held a value in %s (watchedFields); the comparison proved nothing about them", seed, strings.Join(missed, ", "))
 	}
 	t.Logf("seed %d: %d of %d random objects converted, the rest failed alike", seed, converted, iterations)
 }

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 
@@ -133,6 +134,8 @@ var fillFuncs = []any{
 	func(b *bootstrapv1beta2.BootstrapTokenString, c randfill.Continue) {
 		b.ID, b.Secret = "abcdef", "0123456789abcdef"
 	},
+	// Times (randfill cannot set time.Time's unexported fields): whole seconds, as RFC 3339 keeps them.
+	func(t *metav1.Time, c randfill.Continue) { *t = metav1.NewTime(time.Unix(c.Int63n(1<<32), 0)) },
 }
 
 func deepCopyJSON(t *testing.T, v any) any {
