@@ -41,8 +41,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// admissionEnv is a proxy serving the private groups' admission webhooks, forwarding them to real CAPI
-// v1.13.6 managers (core and kubeadm control plane), whose webhook configurations (apis/private/webhooks)
+// admissionEnv is a proxy serving the private groups' admission webhooks, forwarding them to the real CAPI
+// managers hack/build-capi.sh builds at the version hack/capi pins (core and kubeadm control plane), whose webhook configurations (apis/private/webhooks)
 // are installed pointed at it.
 type admissionEnv struct {
 	ns    string
@@ -279,7 +279,7 @@ var admissionScheme = func() *runtime.Scheme {
 	return s
 }()
 
-// TestAdmissionWebhooks runs CAPI's own admission webhooks (the real v1.13.6 managers' webhook servers)
+// TestAdmissionWebhooks runs CAPI's own admission webhooks (the real managers' webhook servers, hack/build-capi.sh)
 // on the private groups through the proxy: a MachineDeployment created without defaults gets exactly the
 // values CAPI's defaulting webhook sets when called directly, and an invalid Cluster and an invalid
 // KubeadmControlPlane are refused with CAPI's error (code, reason, message, causes and their field paths)

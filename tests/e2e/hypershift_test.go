@@ -277,7 +277,7 @@ func deref(r *corev1.ObjectReference) corev1.ObjectReference {
 
 // TestForeignKindErrorsAsCAPI: converting a Cluster that references a kind without a route whose CRD has no
 // contract label, or no CRD at all, fails through the proxy with the error CAPI's own conversion webhook
-// (the real v1.13.6 manager's, resolving through the proxy with contract.GetAPIVersion) gives for the
+// (the real manager's, hack/build-capi.sh, resolving through the proxy with contract.GetAPIVersion) gives for the
 // same object.
 func TestForeignKindErrorsAsCAPI(t *testing.T) {
 	ctx := context.Background()

@@ -21,7 +21,7 @@ import (
 )
 
 // TestMigrateWhileCAPIManagerRuns migrates a HyperShift-shaped namespace while Cluster API's real manager
-// (sigs.k8s.io/cluster-api v1.13.6, hack/build-capi.sh) reconciles it through the proxy, beside a second
+// (sigs.k8s.io/cluster-api at the version hack/capi pins, hack/build-capi.sh) reconciles it through the proxy, beside a second
 // namespace that stays in the upstream groups. At the switch every copy holds its source's content; after
 // it every ownerReference names a live copy, no Secret was collected, no deletion logic ran (nothing in the
 // private groups is being deleted, the infrastructure machines a Machine's deletion would delete are
