@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
@@ -50,9 +49,6 @@ func TestPrivateCRDsMatchUpstream(t *testing.T) {
 		seen[want.Name] = true
 		checkConversion(t, got.CustomResourceDefinition)
 		got.Spec.Conversion = nil
-		if n := mergeEnumAllOfs(&want.Spec); n > 0 {
-			t.Logf("%s: %d allOf of identical enums read as that enum, as controller-gen v0.21 writes them", name, n)
-		}
 		if reason, ok := descriptionDrift[name]; ok {
 			// Compare everything but descriptions, which come from another k8s.io/api.
 			t.Logf("%s: descriptions not compared: %s", name, reason)
@@ -138,57 +134,6 @@ var providerGroups = map[string]bool{
 var descriptionDrift = map[string]string{
 	"kubevirtmachines.infrastructure.cluster.x-k8s.io":         "CAPK v0.11.2 embeds core/v1 Toleration and PVC specs from k8s.io/api v0.34.3",
 	"kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io": "CAPK v0.11.2 embeds core/v1 Toleration and PVC specs from k8s.io/api v0.34.3",
-}
-
-// mergeEnumAllOfs rewrites, in every schema of spec, an allOf whose members each hold nothing but one and
-// the same enum into that enum, and returns how many it rewrote. controller-gen up to v0.20 writes a
-// field whose type and field both carry +kubebuilder:validation:Enum that way (CAPA's and CAPG's CRDs);
-// v0.21, which the generator runs as CAPI v1.14 pins it, writes the enum once. Both accept exactly the
-// same values; any other allOf is compared as it is.
-func mergeEnumAllOfs(spec *apiextensionsv1.CustomResourceDefinitionSpec) int {
-	var n int
-	var merge func(s *apiextensionsv1.JSONSchemaProps)
-	merge = func(s *apiextensionsv1.JSONSchemaProps) {
-		if s == nil {
-			return
-		}
-		for k, p := range s.Properties {
-			merge(&p)
-			s.Properties[k] = p
-		}
-		if s.Items != nil {
-			merge(s.Items.Schema)
-			for i := range s.Items.JSONSchemas {
-				merge(&s.Items.JSONSchemas[i])
-			}
-		}
-		if s.AdditionalProperties != nil {
-			merge(s.AdditionalProperties.Schema)
-		}
-		for _, list := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
-			for i := range list {
-				merge(&list[i])
-			}
-		}
-		merge(s.Not)
-		if len(s.AllOf) < 2 || s.Enum != nil {
-			return
-		}
-		enum := s.AllOf[0].Enum
-		for _, m := range s.AllOf {
-			if len(m.Enum) == 0 || !apiequality.Semantic.DeepEqual(m, apiextensionsv1.JSONSchemaProps{Enum: enum}) {
-				return
-			}
-		}
-		s.Enum, s.AllOf = enum, nil
-		n++
-	}
-	for _, v := range spec.Versions {
-		if v.Schema != nil {
-			merge(v.Schema.OpenAPIV3Schema)
-		}
-	}
-	return n
 }
 
 // withoutDescriptions returns a copy of spec with every schema description cleared.
