@@ -19,12 +19,15 @@
 //	go run ./generator/bumpreport probe [-root dir]            # newer versions, asked for by exact version
 //	go run ./generator/bumpreport pins before.mod after.mod     # the go.mod requirements and replaces that changed
 //	go run ./generator/bumpreport importers [-root dir] PATH   # the mirrored packages that import PATH
+//	go run ./generator/bumpreport crdtools [-root dir]         # the controller-gen versions of the published CRDs
 //
 // probe asks the module proxy, with `go mod download -json MODULE@VERSION`, for the next patch and the
 // next minor release of every upstream module go.mod pins (and again after each one served), since the
 // module proxy serves versions it does not list; it prints one line per module with every answer.
 // importers prints "package module version" for each package of apis/upstream.Packages whose Go files
-// import PATH (sigs.k8s.io/cluster-api/errors, which CAPI v1.14 moved).
+// import PATH (sigs.k8s.io/cluster-api/errors, which CAPI v1.14 moved). crdtools prints, per upstream
+// module (and CAPI's, which publishes its CRDs beside its conversion packages), the controller-gen
+// versions its published CRDs were generated with: the one hack/tools pins must reproduce them all.
 package main
 
 import (
@@ -33,6 +36,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 )
@@ -140,6 +144,24 @@ func run(args []string) error {
 			fmt.Println(i.Package, i.Module, i.Version)
 		}
 		return nil
+	case "crdtools":
+		fs := flag.NewFlagSet("crdtools", flag.ContinueOnError)
+		root := fs.String("root", ".", "repository root, whose go.mod pins the upstream modules")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		mods, err := requirements(filepath.Join(*root, "go.mod"))
+		if err != nil {
+			return err
+		}
+		gens, err := crdGenerators(probedModules(mods, upstream.Packages, upstream.ConversionPackages), moduleDir)
+		if err != nil {
+			return err
+		}
+		for _, m := range sortedKeys(gens) {
+			fmt.Printf("%s %s: %s\n", m, mods[m], strings.Join(gens[m], ", "))
+		}
+		return nil
 	}
-	return fmt.Errorf("unknown command %q: want snapshot, diff, probe, pins or importers", args[0])
+	return fmt.Errorf("unknown command %q: want snapshot, diff, probe, pins, importers or crdtools", args[0])
 }

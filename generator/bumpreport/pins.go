@@ -6,9 +6,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,3 +178,51 @@ func moduleDir(module, version string) (string, error) {
 	}
 	return info.Dir, nil
 }
+
+// crdGenerators returns, for each module of mods (module path -> version), the controller-gen versions
+// its published CRDs were generated with (their controller-gen.kubebuilder.io/version annotation), with
+// how many CRDs each, as "v0.20.0 (13)": the YAML files of each .../crd/bases directory of the module,
+// outside test, internal, cmd, hack, docs and templates trees, as tests/conformance reads them. Modules
+// without such CRDs are left out.
+func crdGenerators(mods map[string]string, dir func(module, version string) (string, error)) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, m := range sortedKeys(mods) {
+		root, err := dir(m, mods[m])
+		if err != nil {
+			return nil, err
+		}
+		counts := map[string]int{}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				switch d.Name() {
+				case "test", "internal", "cmd", "hack", "docs", "templates":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if filepath.Ext(p) != ".yaml" || filepath.Base(filepath.Dir(p)) != "bases" || filepath.Base(filepath.Dir(filepath.Dir(p))) != "crd" {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, m := range generatorVersion.FindAllSubmatch(data, -1) {
+				counts[string(m[1])]++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range sortedKeys(counts) {
+			out[m] = append(out[m], fmt.Sprintf("%s (%d)", v, counts[v]))
+		}
+	}
+	return out, nil
+}
+
+var generatorVersion = regexp.MustCompile(`controller-gen\.kubebuilder\.io/version: *"?([^"\s]+)`)

@@ -161,3 +161,30 @@ func TestImporters(t *testing.T) {
 		t.Errorf("importers: %v, want %v", got, want)
 	}
 }
+
+// TestCRDGenerators reads the controller-gen version of every published CRD of a module, tests aside.
+func TestCRDGenerators(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, version string) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		doc := "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  annotations:\n    controller-gen.kubebuilder.io/version: " + version + "\n"
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("config/crd/bases/a.yaml", "v0.20.0")
+	write("config/crd/bases/b.yaml", "v0.20.0")
+	write("exp/config/crd/bases/c.yaml", "v0.21.0")
+	write("test/infrastructure/config/crd/bases/d.yaml", "v0.16.0")
+	write("config/crd/patches/e.yaml", "v0.16.0")
+	got, err := crdGenerators(map[string]string{"example.com/p": "v1.0.0"}, func(string, string) (string, error) { return dir, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"v0.20.0 (2)", "v0.21.0 (1)"}; !slices.Equal(got["example.com/p"], want) {
+		t.Errorf("crdGenerators: %q, want %q", got["example.com/p"], want)
+	}
+}

@@ -1,8 +1,9 @@
 //go:build tools
 
 // Package tools pins the generator-only tools in their own module, so their newer Kubernetes dependencies
-// never reach the main go.mod. controller-gen is pinned to the version the pinned CAPI uses (its Makefile's
-// CONTROLLER_GEN_VER; make bump moves it), which reproduces CAPI's CRDs byte for byte.
+// never reach the main go.mod. controller-gen is pinned to a version that reproduces the CRDs every mirrored
+// module publishes (tests/conformance compares them), whatever controller-gen each module generated them
+// with; make bump keeps it unless CONTROLLER_GEN names another, and its report lists those versions.
 package tools
 
 import (
