@@ -61,20 +61,20 @@ verify: generate
 	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
 
-## bump: CAPI=<version> [PROVIDER="<module>@<version> ..."] [PLATFORM=<version>] [CONTROLLER_GEN=<version>]:
+## bump: CAPI=<version> [PROVIDER="<module>@<version> ..."] [PLATFORM=<version>] [CONTROLLER_GEN_VERSION=<version>]:
 ## update the pins (go.mod, hack/capi, the platform CRDs of e2e, hack/tools), regenerate, and print the bump report (hack/bump.sh)
 CAPI ?=
 PROVIDER ?=
 PLATFORM ?=
-CONTROLLER_GEN ?=
+CONTROLLER_GEN_VERSION ?=
 bump:
-	PLATFORM="$(PLATFORM)" CONTROLLER_GEN="$(CONTROLLER_GEN)" hack/bump.sh "$(CAPI)" $(PROVIDER)
+	PLATFORM="$(PLATFORM)" CONTROLLER_GEN_VERSION="$(CONTROLLER_GEN_VERSION)" hack/bump.sh "$(CAPI)" $(PROVIDER)
 
 ## bump-rehearsal: the same in a throw-away copy of the committed tree; prints the report, changes nothing;
 ## COMPARE=<git ref> ends the report with the generated tree compared with that ref's
 COMPARE ?=
 bump-rehearsal:
-	PLATFORM="$(PLATFORM)" CONTROLLER_GEN="$(CONTROLLER_GEN)" BUMP_COMPARE="$(COMPARE)" hack/bump-rehearsal.sh "$(CAPI)" $(PROVIDER)
+	PLATFORM="$(PLATFORM)" CONTROLLER_GEN_VERSION="$(CONTROLLER_GEN_VERSION)" BUMP_COMPARE="$(COMPARE)" hack/bump-rehearsal.sh "$(CAPI)" $(PROVIDER)
 
 ## kube: build (or reuse from the cache) kube-apiserver, etcd, kube-controller-manager and kubectl
 kube:
