@@ -18,7 +18,7 @@ bin_dir="${CAPI_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hypershift-capi-proxy/c
 stamp="$bin_dir/.stamp"
 want_stamp="cluster-api=${capi_version} go=${go_version}"
 declare -A pkgs=(
-	[capi-manager]=sigs.k8s.io/cluster-api
+	[capi-manager]=sigs.k8s.io/cluster-api/core
 	[kubeadm-bootstrap-manager]=sigs.k8s.io/cluster-api/bootstrap/kubeadm
 	[kubeadm-control-plane-manager]=sigs.k8s.io/cluster-api/controlplane/kubeadm
 )

@@ -24,7 +24,7 @@ const PrivateRolePrefix = "hypershift-capi-private-"
 
 // Roles lists the upstream ClusterRoles to mirror, one line per role.
 var Roles = []RoleSource{
-	{Module: "sigs.k8s.io/cluster-api", File: "config/rbac/role.yaml", Name: "cluster-api-manager",
+	{Module: "sigs.k8s.io/cluster-api", File: "core/config/rbac/role.yaml", Name: "cluster-api-manager",
 		AggregateTo: []string{"cluster.x-k8s.io/aggregate-to-manager"}},
 	{Module: "sigs.k8s.io/cluster-api", File: "bootstrap/kubeadm/config/rbac/role.yaml", Name: "kubeadm-bootstrap-manager"},
 	{Module: "sigs.k8s.io/cluster-api", File: "controlplane/kubeadm/config/rbac/role.yaml", Name: "kubeadm-control-plane-manager",

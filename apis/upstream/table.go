@@ -41,7 +41,7 @@ type Package struct {
 }
 
 // Packages lists every mirrored upstream API package, one line per package. Versions as pinned in go.mod
-// (sigs.k8s.io/cluster-api v1.13.x, the line HyperShift uses).
+// (sigs.k8s.io/cluster-api v1.14.x, the line HyperShift uses).
 var Packages = []Package{
 	{Path: "sigs.k8s.io/cluster-api/api/core/v1beta1", Dir: "core/v1beta1"},
 	{Path: "sigs.k8s.io/cluster-api/api/core/v1beta2", Dir: "core/v1beta2"},
@@ -68,7 +68,7 @@ var Packages = []Package{
 	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta1", Dir: "aws/bootstrap/eks/v1beta1", Contract: "v1beta1"},
 	{Path: "sigs.k8s.io/cluster-api-provider-aws/v2/bootstrap/eks/api/v1beta2", Dir: "aws/bootstrap/eks/v1beta2", Contract: "v1beta1"},
 
-	// CAPZ, sigs.k8s.io/cluster-api-provider-azure v1.26.0.
+	// CAPZ, sigs.k8s.io/cluster-api-provider-azure v1.27.0.
 	{Path: "sigs.k8s.io/cluster-api-provider-azure/api/v1beta1", Dir: "azure/v1beta1", Contract: "v1beta1"},
 	{Path: "sigs.k8s.io/cluster-api-provider-azure/api/v1alpha1", Dir: "azure/v1alpha1", Contract: "v1beta1"},
 	{Path: "sigs.k8s.io/cluster-api-provider-azure/exp/api/v1beta1", Dir: "azure/exp/v1beta1", Contract: "v1beta1"},

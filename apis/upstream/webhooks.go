@@ -21,7 +21,7 @@ const AdmissionPathPrefix = "/admission/"
 // Webhooks lists the upstream webhook manifests to mirror, one line per manager. The Agent provider ships
 // none (its types have no webhooks).
 var Webhooks = []WebhookSource{
-	{Module: "sigs.k8s.io/cluster-api", File: "config/webhook/manifests.yaml", Name: "cluster-api"},
+	{Module: "sigs.k8s.io/cluster-api", File: "core/config/webhook/manifests.yaml", Name: "cluster-api"},
 	{Module: "sigs.k8s.io/cluster-api", File: "bootstrap/kubeadm/config/webhook/manifests.yaml", Name: "kubeadm-bootstrap"},
 	{Module: "sigs.k8s.io/cluster-api", File: "controlplane/kubeadm/config/webhook/manifests.yaml", Name: "kubeadm-control-plane"},
 	{Module: "sigs.k8s.io/cluster-api-provider-aws/v2", File: "config/webhook/manifests.yaml", Name: "aws"},

@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -186,5 +188,26 @@ func TestCRDGenerators(t *testing.T) {
 	}
 	if want := []string{"v0.20.0 (2)", "v0.21.0 (1)"}; !slices.Equal(got["example.com/p"], want) {
 		t.Errorf("crdGenerators: %q, want %q", got["example.com/p"], want)
+	}
+}
+
+// TestCommittedReportsNameNoMachinePath: the bump reports kept in hack/bump-reports name no machine path
+// and no registry host (hack/bump.sh scrubs them: module-relative paths, "the module proxy").
+func TestCommittedReportsNameNoMachinePath(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "hack", "bump-reports", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no report in hack/bump-reports: %v", err)
+	}
+	bad := regexp.MustCompile(`(^|[^\w.])/(root|home|tmp|var|work|usr)/|://|proxy\.golang\.org|sum\.golang\.org`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if bad.MatchString(line) {
+				t.Errorf("%s:%d names a machine path or a registry: %s", filepath.Base(f), i+1, line)
+			}
+		}
 	}
 }

@@ -11,7 +11,7 @@
 // with upstream whenever the provider is bumped, and regenerate the CRDs to prove it.
 //
 // Like upstream, the types reference the Cluster API core v1beta1 types (sigs.k8s.io/cluster-api/api/core/v1beta1:
-// APIEndpoint, Conditions, FailureDomains, MachineAddress) and sigs.k8s.io/cluster-api/errors.MachineStatusError.
+// APIEndpoint, Conditions, FailureDomains, MachineAddress) and sigs.k8s.io/cluster-api/api/deprecated/errors.MachineStatusError.
 //
 // +groupName=capi-provider.agent-install.openshift.io
 // +kubebuilder:object:generate=true
