@@ -190,10 +190,19 @@ if [[ "$after_k8s" != "$before_k8s" && ${#k8s_libs[@]} -gt 0 ]]; then
 	done
 	if [[ ${#lag[@]} -gt 0 ]]; then
 		log "the Kubernetes libraries follow k8s.io/apimachinery $after_k8s: ${lag[*]}"
-		edit=()
-		for l in "${lag[@]}"; do edit+=(-require="$l"); done
+		edit=() moved=() dropped=()
+		for l in "${lag[@]}"; do
+			# A library newer than the target release (k8s.io/streaming is new in 0.36) has no such version:
+			# its requirement goes, and whatever still needs it brings it back at its own version.
+			if [[ -n "$(module_dir "${l%@*}" "$after_k8s")" ]]; then
+				edit+=(-require="$l") moved+=("${l%@*}")
+			else
+				edit+=(-droprequire="${l%@*}") dropped+=("${l%@*}")
+			fi
+		done
 		go mod edit "${edit[@]}"
-		note "Kubernetes libraries moved with k8s.io/apimachinery ($before_k8s -> $after_k8s): ${lag[*]%@*}"
+		[[ ${#moved[@]} -gt 0 ]] && note "Kubernetes libraries moved with k8s.io/apimachinery ($before_k8s -> $after_k8s): ${moved[*]}"
+		[[ ${#dropped[@]} -gt 0 ]] && note "Kubernetes libraries with no $after_k8s, their requirement dropped: ${dropped[*]}"
 	fi
 fi
 for p in "${providers[@]}"; do
