@@ -1,13 +1,17 @@
 package model
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
 	goparser "go/parser"
 	"go/token"
+	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -15,7 +19,6 @@ import (
 	"strings"
 
 	"github.com/gobuffalo/flect"
-	"golang.org/x/tools/go/packages"
 	gengo "k8s.io/gengo/v2"
 	"k8s.io/gengo/v2/parser"
 	"k8s.io/gengo/v2/types"
@@ -131,39 +134,76 @@ func (m *Model) singleVersionStorage() {
 	}
 }
 
-// existingPackages returns the import paths of the candidate packages that exist at the versions go.mod
-// pins, in the order of the table: a package whose module is not in go.mod, or that its module does not
-// hold (CAPI's conversion packages before v1.14), is left out. Whether it builds is the business of the
-// load that follows.
+// existingPackages returns the candidate packages that exist at the versions go.mod pins, in the order of
+// the table: a package whose module is not in the build list, or that its module does not hold (CAPI's
+// conversion packages before v1.14), is left out. It looks at the module's files (go list -m, go mod
+// download) rather than asking the package loader, which under -mod=mod would fetch a newer module that
+// has the package and change go.mod (a bump back to CAPI v1.13 would come back to v1.14). Whether a
+// package builds is the business of the load that follows.
 func existingPackages(mods []upstream.ConversionModule) ([]ConversionPackage, error) {
-	var candidates []ConversionPackage
 	var paths []string
 	for _, m := range mods {
-		for _, rel := range m.Packages {
-			candidates = append(candidates, ConversionPackage{Path: m.Module + "/" + rel, Dir: rel})
-			paths = append(paths, m.Module+"/"+rel)
+		if len(m.Packages) > 0 {
+			paths = append(paths, m.Module)
 		}
 	}
-	if len(candidates) == 0 {
+	if len(paths) == 0 {
 		return nil, nil
 	}
-	listed, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles}, paths...)
+	dirs, err := moduleDirs(paths)
 	if err != nil {
-		return nil, fmt.Errorf("listing the candidate conversion packages: %w", err)
-	}
-	found := map[string]bool{}
-	for _, l := range listed {
-		if len(l.GoFiles) > 0 {
-			found[l.PkgPath] = true
-		}
+		return nil, err
 	}
 	var out []ConversionPackage
-	for _, c := range candidates {
-		if found[c.Path] {
-			out = append(out, c)
+	for _, m := range mods {
+		dir := dirs[m.Module]
+		if dir == "" {
+			continue
+		}
+		for _, rel := range m.Packages {
+			files, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(rel), "*.go"))
+			if slices.ContainsFunc(files, func(f string) bool { return !strings.HasSuffix(f, "_test.go") }) {
+				out = append(out, ConversionPackage{Path: m.Module + "/" + rel, Dir: rel})
+			}
 		}
 	}
 	return out, nil
+}
+
+// moduleDirs returns the directory of each module of mods that is in the build list (the main module's
+// own, or the module cache's, downloading it if need be); a module not in the build list has none.
+func moduleDirs(mods []string) (map[string]string, error) {
+	out, err := exec.Command("go", append([]string{"list", "-m", "-e", "-json"}, mods...)...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -m %s: %w", strings.Join(mods, " "), err)
+	}
+	dirs := map[string]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var m struct {
+			Path, Version, Dir string
+			Main               bool
+			Error              *struct{ Err string }
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list -m: %w", err)
+		}
+		if m.Error != nil {
+			continue
+		}
+		if m.Dir == "" && !m.Main {
+			dl, err := exec.Command("go", "mod", "download", "-json", m.Path+"@"+m.Version).Output()
+			var info struct{ Dir string }
+			if err != nil || json.Unmarshal(dl, &info) != nil {
+				return nil, fmt.Errorf("go mod download %s@%s: %v", m.Path, m.Version, err)
+			}
+			m.Dir = info.Dir
+		}
+		dirs[m.Path] = m.Dir
+	}
+	return dirs, nil
 }
 
 // conversions sets each kind's Conversion (and a spoke's ToHub and FromHub), for kinds with more than one
