@@ -222,6 +222,7 @@ else
 	sed -i 's|\[capi-manager\]=sigs.k8s.io/cluster-api/core$|[capi-manager]=sigs.k8s.io/cluster-api|' hack/build-capi.sh
 	sed -i 's|{Module: "sigs.k8s.io/cluster-api", File: "core/config/|{Module: "sigs.k8s.io/cluster-api", File: "config/|' apis/upstream/*.go
 fi
+gofmt -w hack/capi/tools.go # the imports in order again
 
 # The Agent types (ours) import the errors package where the pinned CAPI keeps it.
 if [[ -d "$capi_dir/errors" ]]; then
