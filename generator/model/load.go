@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/gobuffalo/flect"
-	gengo "k8s.io/gengo/v2"
+	"k8s.io/gengo/v2/codetags"
 	"k8s.io/gengo/v2/parser"
 	"k8s.io/gengo/v2/types"
 
@@ -178,7 +178,7 @@ func groupName(p *types.Package) (string, error) {
 			return "", err
 		}
 		for _, cg := range f.Comments {
-			if v := gengo.ExtractCommentTags("+", strings.Split(cg.Text(), "\n"))["groupName"]; len(v) > 0 {
+			if v := commentTags(strings.Split(cg.Text(), "\n"))["groupName"]; len(v) > 0 {
 				return strings.TrimSpace(v[0]), nil
 			}
 		}
@@ -187,10 +187,26 @@ func groupName(p *types.Package) (string, error) {
 }
 
 // markers returns the +markers of a type's doc comment and of the comment block above it (where
-// kubebuilder projects put +kubebuilder:object:root and friends), as gengo.ExtractCommentTags reads them:
-// marker name to values ("+kubebuilder:storageversion" -> {"kubebuilder:storageversion": [""]}).
+// kubebuilder projects put +kubebuilder:object:root and friends), as commentTags reads them: marker name
+// to values ("+kubebuilder:storageversion" -> {"kubebuilder:storageversion": [""]}).
 func markers(t *types.Type) map[string][]string {
-	return gengo.ExtractCommentTags("+", append(slices.Clone(t.SecondClosestCommentLines), t.CommentLines...))
+	return commentTags(append(slices.Clone(t.SecondClosestCommentLines), t.CommentLines...))
+}
+
+// commentTags returns the "+" markers of comment lines, by name, with their values: what follows the name
+// and an '=' ("+groupName=cluster.x-k8s.io" -> groupName: [cluster.x-k8s.io]), "" for a marker without
+// one. Names are gengo's codetags.Extract names ([a-zA-Z_][a-zA-Z0-9_.-:]*, so a marker with arguments
+// splits at its first '=': "kubebuilder:resource:path" -> "machines,shortName=ma"); values are trimmed
+// of spaces.
+func commentTags(lines []string) map[string][]string {
+	out := map[string][]string{}
+	for name, found := range codetags.Extract("+", lines) {
+		for _, line := range found {
+			value, _ := strings.CutPrefix(line[len(name):], "=")
+			out[name] = append(out[name], strings.TrimSpace(value))
+		}
+	}
+	return out
 }
 
 // hasMarker reports whether t carries the marker name, with or without a value or arguments
@@ -206,7 +222,7 @@ func hasMarker(t *types.Type, name string) bool {
 
 // markerArgs returns the key=value arguments of a marker with arguments, as controller-tools writes them
 // ("+kubebuilder:resource:path=machines,shortName=ma" -> {path: machines, shortName: ma}), or nil.
-// gengo.ExtractCommentTags splits such a marker at its first '=' ("kubebuilder:resource:path" ->
+// commentTags splits such a marker at its first '=' ("kubebuilder:resource:path" ->
 // "machines,shortName=ma"); the first argument's name is the rest of the key.
 func markerArgs(t *types.Type, name string) map[string]string {
 	for k, vs := range markers(t) {
