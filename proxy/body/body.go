@@ -564,9 +564,6 @@ func Paths(d translate.Direction, data []byte, ns ...*translate.Node) ([]byte, e
 	return data, nil
 }
 
-// errEmpty is returned for a missing body where one is required.
-var errEmpty = errors.New("the request body is empty")
-
 // RouteOf returns the route of the mapped kind an object's apiVersion and kind name (in upstream terms);
 // false for an object of no routed kind.
 func (t *Translator) RouteOf(apiVersion, kind string) (*translate.Route, bool) {
