@@ -404,7 +404,7 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 		case <-ctx.Done():
 			return
 		case <-ex.endWatch.Done():
-			if context.Cause(ex.endWatch) != errModeChanged {
+			if !errors.Is(context.Cause(ex.endWatch), errModeChanged) {
 				return // the request ended
 			}
 			_, _ = w.Write(expiredEvent(modeChanged))

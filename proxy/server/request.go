@@ -195,7 +195,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		paths := s.requestPaths(req, "", "")
 		out, outType, err = body.PatchToPrivate(contentType, data, paths)
 		if errors.Is(err, body.ErrObjectNeeded) {
-			out, outType = nil, contentType
+			outType = contentType
 			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, req)); err != nil {
 				// Unreachable: PatchToPrivate parsed the patch.
 				err = apierrors.NewBadRequest(err.Error())

@@ -123,7 +123,7 @@ type listReader struct {
 
 func (r *listReader) Read(p []byte) (int, error) {
 	n, err := r.ListReader.Read(p)
-	if err != nil && err != io.EOF && !r.reported {
+	if err != nil && !errors.Is(err, io.EOF) && !r.reported {
 		r.reported = true
 		r.failed(err)
 	}

@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -44,8 +45,11 @@ func setup(ctx context.Context, e *framework.Env) error {
 		return err
 	}
 	platform, err := framework.UpstreamCRDs("sigs.k8s.io/cluster-api", platformCAPI)
-	if err != nil || len(platform) == 0 {
-		return fmt.Errorf("no upstream CRDs found: %v", err)
+	if err != nil {
+		return fmt.Errorf("no upstream CRDs found: %w", err)
+	}
+	if len(platform) == 0 {
+		return errors.New("no upstream CRDs found")
 	}
 	// The private CRDs come after the proxy (framework.Main): their conversion webhook points at it.
 	return e.InstallCRDs(ctx, direct, platform...)

@@ -330,7 +330,7 @@ func startBare(env *framework.Env) (*bareProxy, func(), error) {
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil || strings.TrimSpace(line) != "READY" {
 		stop()
-		return nil, nil, fmt.Errorf("the bare proxy did not start: %q %v", line, err)
+		return nil, nil, fmt.Errorf("the bare proxy did not start: %q %w", line, err)
 	}
 	return &bareProxy{url: "https://" + addr, caFile: cert, pid: cmd.Process.Pid}, stop, nil
 }
@@ -751,7 +751,7 @@ func (b *bench) fanout(l *leg, n, writes int, opened func() (wrote func())) ([]f
 		mu.Unlock()
 		t := time.Now()
 		if got, err := b.write(); err != nil || got != k {
-			return nil, fmt.Errorf("write %d (%d): %v", k, got, err)
+			return nil, fmt.Errorf("write %d (%d): %w", k, got, err)
 		}
 		select {
 		case seen := <-p.done:
