@@ -2,9 +2,10 @@
 SHELL := /usr/bin/env bash -o errexit -o pipefail -o nounset
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT := $(BIN)/golangci-lint
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
+.PHONY: all build release cross image generate verify lint bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
 
 all: build
 
@@ -61,6 +62,15 @@ verify: generate
 	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
 
+# golangci-lint from its own module (hack/lint), for the same reason.
+$(GOLANGCI_LINT): hack/lint/go.mod hack/lint/go.sum
+	cd hack/lint && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+## lint: golangci-lint (.golangci.yml: staticcheck, unused, errorlint, govet, ineffassign, gofmt) over the root module and tests/alerts
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+	cd tests/alerts && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
+
 ## bump: CAPI=<version> [PROVIDER="<module>@<version> ..."] [PLATFORM=<version>]: update the pins (go.mod,
 ## hack/capi, hack/tools, the platform CRDs of e2e), regenerate, and print the bump report (hack/bump.sh)
 CAPI ?=
@@ -77,8 +87,8 @@ bump-rehearsal:
 kube:
 	hack/build-kube.sh
 
-## test: every test: verify, unit tests, the image's cross-compiles, and the e2e tests against a real kube-apiserver
-test: verify test-unit cross test-e2e
+## test: every test: verify, lint, unit tests, the image's cross-compiles, and the e2e tests against a real kube-apiserver
+test: verify lint test-unit cross test-e2e
 
 test-unit:
 	go vet ./...
