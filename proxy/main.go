@@ -118,6 +118,7 @@ type options struct {
 	admissionWebhookCAFile string
 	profiling              bool
 	pageOutExecutable      bool
+	gzipLoopback           bool
 }
 
 func main() {
@@ -190,6 +191,7 @@ Commands:
 	fs = fss.FlagSet("diagnostics")
 	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (/debug/pprof) on --metrics-listen.")
+	fs.BoolVar(&o.gzipLoopback, "gzip-loopback", false, "Gzip large answers to clients on a loopback address (the manager beside a sidecar proxy) as to any other, as kube-apiserver does. Off, they are answered uncompressed whatever their Accept-Encoding says (HTTP allows it): over loopback compression saves no time and costs CPU on both sides.")
 	fs.BoolVar(&o.pageOutExecutable, "page-out-executable", true, "Return to the kernel the pages of the binary that starting touched, once the caches have their first lists, and those a burst of watches touched, after it (madvise MADV_PAGEOUT and MADV_DONTNEED, then posix_fadvise POSIX_FADV_DONTNEED; works as non-root from a read-only root filesystem): about 35 MiB of RSS an idle proxy does not use again. Pages used later are read back in on first use, one page at a time (MADV_RANDOM: no readahead).")
 
 	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
@@ -368,6 +370,7 @@ func (o *options) run(ctx context.Context) error {
 		Backend:                backend,
 		BackendCA:              ca,
 		PageOutExecutable:      o.pageOutExecutable,
+		GzipLoopback:           o.gzipLoopback,
 		AuthMode:               auth.Mode(o.authMode),
 		IdentityHeaderPrefixes: o.identityHeaderPrefixes,
 		Routes:                 table,

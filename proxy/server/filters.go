@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
 	"strings"
@@ -82,6 +83,29 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL})
 		next.ServeHTTP(w, r.WithContext(classify.NewContext(ctx, req)))
 	})
+}
+
+// withLoopbackIdentity answers a client on a loopback address uncompressed: it sets the request's
+// Accept-Encoding to "identity", so that no step of the chain gzips an answer for it (compress.go, the
+// Adapter, OpenAPI v2) and an answer the backend would gzip is asked for uncompressed
+// (passthrough.go); lists are still asked of the backend gzip'ed, and decompressed (listsGzip). HTTP
+// lets a server answer in identity whatever Accept-Encoding names (RFC 9110 section 12.5.3), and
+// client-go reads either. A client elsewhere, or a RemoteAddr that is not an address (a Unix socket),
+// keeps its header.
+func withLoopbackIdentity(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Accept-Encoding"]; ok && loopback(r.RemoteAddr) {
+			r.Header.Set("Accept-Encoding", "identity")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopback reports whether a RemoteAddr ("host:port", as net/http sets it) is a loopback address
+// (127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104).
+func loopback(remoteAddr string) bool {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // withUnrouted answers a request of a private group, and one of a mapped group that no route serves and

@@ -66,7 +66,9 @@
 // uncompressed (discovery's is gzip'ed by the transport and decompressed); a translated answer larger than
 // 128 KiB is gzip'ed for a client that accepts it, at kube-apiserver's level, as kube-apiserver does
 // (watches are not); a compressed answer that names no private group, and an answer the proxy passes
-// through, keep the backend's encoding (passthrough.go).
+// through, keep the backend's encoding (passthrough.go). A client on a loopback address (the manager
+// beside a sidecar proxy) is answered uncompressed unless Options.GzipLoopback: over loopback gzip saves
+// no time and costs CPU on both sides.
 package server
 
 import (
@@ -150,6 +152,12 @@ type Options struct {
 	// PageOutExecutable makes the proxy, after a burst of watches, also ask the kernel to reclaim the pages
 	// of its executable that the burst touched (pageout.Executable; memory.go).
 	PageOutExecutable bool
+	// GzipLoopback gzips answers to clients on a loopback address as to any other: as kube-apiserver, a
+	// translated answer over 128 KiB for a client whose Accept-Encoding names gzip. Unset, such a client
+	// (the manager beside a sidecar proxy) is answered uncompressed whatever its Accept-Encoding says, as
+	// HTTP allows (RFC 9110 section 12.5.3: identity is always acceptable unless excluded): over loopback
+	// compression saves no time and costs CPU on both sides (withLoopbackIdentity).
+	GzipLoopback bool
 	// Admission, when set, serves the private groups' admission webhooks below
 	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
 	// apiserver calls them, not a client of the API. The proxy's webhook listener serves the same one.
@@ -304,7 +312,8 @@ func New(o Options) (http.Handler, error) {
 		ErrorHandler:  proxyError,
 		ErrorLog:      klog.NewStandardLogger("WARNING"),
 	}
-	// The handler chain, outermost first: every request is classified once (withClass), counted
+	// The handler chain, outermost first: a loopback client's Accept-Encoding is set to identity unless
+	// Options.GzipLoopback (withLoopbackIdentity); every request is classified once (withClass), counted
 	// (withMetrics), held to the authentication mode's header rules (auth.WithHeaderPolicy); what no route
 	// serves and the private groups are answered 404, oversized bodies 413, and genuine upgrades pass raw
 	// (filters.go); each namespace is served by its serving mode (withServing, cutover.go); then the
@@ -326,6 +335,9 @@ func New(o Options) (http.Handler, error) {
 				withUnrouted(
 					withBodyLimit(s.maxBody,
 						withUpgrades(s.upgrades, s.withServing(core)))))))
+	if !o.GzipLoopback {
+		h = withLoopbackIdentity(h)
+	}
 	if o.Admission != nil {
 		h = withAdmission(o.Admission, h)
 	}

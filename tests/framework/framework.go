@@ -292,6 +292,10 @@ func (e *Env) StartProxyFrom(ctx context.Context, bin string, extraArgs ...strin
 		"--kubeconfig", filepath.Join(e.Dir, "admin.kubeconfig"),
 		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		// The tests' clients reach the proxy on loopback, but stand for the shared topology's, which
+		// kube-apiserver and the proxy answer gzip'ed; "--gzip-loopback=false" among extraArgs makes a
+		// sidecar's proxy.
+		"--gzip-loopback",
 		"-v", "2",
 	}, extraArgs...)
 	p.cmd = exec.Command(bin, args...)

@@ -67,6 +67,7 @@ type options struct {
 	settle                        time.Duration
 	keep, samples                 bool
 	profileDir                    string
+	gzipLoopback                  bool
 }
 
 func main() {
@@ -82,6 +83,7 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", time.Minute, "How long after the fan-out watches close the proxy's RSS is read.")
 	flag.BoolVar(&o.keep, "keep", false, "Keep the control plane's directory.")
 	flag.BoolVar(&o.samples, "samples", false, "Also print every round's sample of every row, to judge the medians' spread.")
+	flag.BoolVar(&o.gzipLoopback, "gzip-loopback", true, "The proxy's --gzip-loopback: true measures the shared topology (clients elsewhere, answered as kube-apiserver answers them), false the sidecar's (a client on loopback, answered uncompressed).")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -206,7 +208,8 @@ func run(o options) error {
 	if err := framework.DropPageCache(measured); err != nil {
 		return err
 	}
-	proxy, err := env.StartProxyFrom(ctx, measured, "-v", "0", "--vmodule", "startmemory=2", "--profiling")
+	proxy, err := env.StartProxyFrom(ctx, measured, "-v", "0", "--vmodule", "startmemory=2", "--profiling",
+		fmt.Sprintf("--gzip-loopback=%t", o.gzipLoopback))
 	if err != nil {
 		return err
 	}
