@@ -53,6 +53,14 @@ func TestComponentOf(t *testing.T) {
 		"x/1 y/2 kubectl/v1.35.4":       "other", // a third word: not read
 		"manager/v1.13.6 some-other-manager (linux/amd64) cluster.x-k8s.io/1a2b3c4": "manager",
 		"other/1": "other",
+		// Long headers: only whole words of the first 256 bytes are read.
+		"kubectl/v1.35.4 " + strings.Repeat("x", 1<<20):                              "kubectl",
+		strings.Repeat("a", 248) + " kubectl-evil/1":                                 "other",   // cut after "kubectl"
+		strings.Repeat("a", 248) + " kubectl":                                        "kubectl", // 256 bytes: read whole
+		strings.Repeat("a", 250) + " kubectl":                                        "other",   // the limit cuts the word
+		strings.Repeat("a", 246) + " kubectl (linux/amd64)":                          "kubectl",
+		strings.Repeat("a", 300) + " kubectl":                                        "other",
+		"manager/v1 " + strings.Repeat("b", 300) + " cluster-api-controller-manager": "manager",
 	} {
 		if got := ComponentOf(ua); got != want {
 			t.Errorf("ComponentOf(%q) = %q, want %q", ua, got, want)
@@ -109,4 +117,24 @@ func TestDeprecatedRequest(t *testing.T) {
 	}
 	var nilMetrics *Metrics
 	nilMetrics.DeprecatedRequest(l, "kubectl/v1.35.4")
+}
+
+// BenchmarkDeprecatedRequest is the cost the proxy adds to a request of a deprecated version: reading
+// the component off the User-Agent and counting, for CAPI's manager, client-go's default and a 32 KiB
+// header without a space (read to its end).
+func BenchmarkDeprecatedRequest(b *testing.B) {
+	m := New()
+	l := DeprecatedRequestLabels{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines", RemovedRelease: "v1.16"}
+	for name, ua := range map[string]string{
+		"capi-manager": "manager/v1.13.6 cluster-api-controller-manager (linux/amd64) cluster.x-k8s.io/1a2b3c4",
+		"client-go":    "control-plane-operator/v0.0.0 (linux/amd64) kubernetes/$Format",
+		"long":         strings.Repeat("a", 32<<10),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.DeprecatedRequest(l, ua)
+			}
+		})
+	}
 }

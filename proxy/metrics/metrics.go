@@ -317,9 +317,18 @@ var components = func() map[string]string {
 // ("manager/v1.13.6 cluster-api-controller-manager (linux/amd64) cluster.x-k8s.io/abc1234",
 // controllers/remote.DefaultClusterAPIUserAgent), where the binary ("manager") says less. client-go's
 // default ("<binary>/<version> (<os>/<arch>) kubernetes/<commit>", rest.DefaultKubernetesUserAgent) and a
-// User-Agent set whole ("hypershift-operator-manager") have one word. Only the first two words are read,
-// however long the header.
+// User-Agent set whole ("hypershift-operator-manager") have one word. Only the first two words within the
+// first maxUserAgent bytes are read, however long the header: a word the limit cuts is not read, so that
+// no cut makes a product name of a longer word.
 func ComponentOf(userAgent string) string {
+	if len(userAgent) > maxUserAgent {
+		userAgent = userAgent[:maxUserAgent]
+		if i := strings.LastIndexAny(userAgent, " \t("); i >= 0 {
+			userAgent = userAgent[:i]
+		} else {
+			userAgent = ""
+		}
+	}
 	first, rest := word(userAgent)
 	second, _ := word(rest)
 	for _, w := range []string{second, first} {
@@ -330,6 +339,10 @@ func ComponentOf(userAgent string) string {
 	}
 	return upstream.OtherComponent
 }
+
+// maxUserAgent is how many bytes of a User-Agent ComponentOf reads: well over the first two words of
+// the known clients' (under 80 bytes), so that a long header costs no more than a short one.
+const maxUserAgent = 256
 
 // word returns the first word of s (after spaces and tabs, up to the next one), or "" if s has none or
 // it begins a comment, and what follows it.
