@@ -33,6 +33,13 @@ type Route struct {
 	// it 404 and lists it in no discovery document, so the proxy never serves it in process (package
 	// proxy/adapt). Its codecs still convert objects stored at it.
 	Unserved bool
+	// Deprecated is true for a version upstream deprecates (+kubebuilder:deprecatedversion): its CRD
+	// version says deprecated: true, and kube-apiserver warns every client of it. The proxy counts the
+	// requests of deprecated versions (package proxy/metrics, requested_deprecated_apis_total).
+	Deprecated bool
+	// RemovedRelease is the release of the project owning a Deprecated version that stops serving it
+	// ("v1.16" for CAPI's v1beta1), from apis/upstream.RemovedReleases; "" where none is known.
+	RemovedRelease string
 	// Conversion says how this version converts into the other versions of its kind, as upstream converts
 	// it: the generator reads it from the upstream Go types' methods (controller-runtime's conversion.Hub
 	// and conversion.Convertible).

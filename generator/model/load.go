@@ -75,6 +75,9 @@ func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, er
 		m.byPath[up.Path] = pkg
 	}
 	m.singleVersionStorage()
+	if err := m.removedReleases(); err != nil {
+		return nil, err
+	}
 	if err := m.conversions(); err != nil {
 		return nil, err
 	}
@@ -107,6 +110,32 @@ func (m *Model) singleVersionStorage() {
 			ks[0].Storage = true
 		}
 	}
+}
+
+// removedReleases sets each package's RemovedRelease from the tables. A release listed for a package not
+// loaded, or for one with a kind upstream does not deprecate, fails generation: the proxy would report
+// requests of a version upstream keeps as requests of one it removes.
+func (m *Model) removedReleases() error {
+	var problems []string
+	for p, release := range m.tables.RemovedReleases {
+		pkg := m.byPath[p]
+		if pkg == nil {
+			problems = append(problems, fmt.Sprintf("%s: a removed release (%s) for a package that is not mirrored", p, release))
+			continue
+		}
+		for _, k := range pkg.Kinds {
+			if !k.Deprecated {
+				problems = append(problems, fmt.Sprintf("%s: a removed release (%s), but upstream does not deprecate its kind %s "+
+					"(+kubebuilder:deprecatedversion)", p, release, k.Name))
+			}
+		}
+		pkg.RemovedRelease = release
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("removed releases:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
 
 // conversions sets each kind's Conversion from the methods of its Go type (gengo lists pointer-receiver
@@ -274,6 +303,7 @@ func findKinds(p *types.Package) ([]*Kind, error) {
 			Namespaced: true,
 			Storage:    hasMarker(t, "kubebuilder:storageversion"),
 			Unserved:   hasMarker(t, "kubebuilder:unservedversion"),
+			Deprecated: hasMarker(t, "kubebuilder:deprecatedversion"),
 			Singular:   strings.ToLower(t.Name.Name),
 			Resource:   flect.Pluralize(strings.ToLower(t.Name.Name)),
 		}

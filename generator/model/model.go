@@ -31,13 +31,17 @@ type Tables struct {
 	// NotGroupFields are apiVersion or apiGroup fields that never name a mapped group
 	// (upstream.NotGroupFields).
 	NotGroupFields map[string]string
+	// RemovedReleases are the releases that stop serving deprecated packages, by import path
+	// (upstream.RemovedReleases).
+	RemovedReleases map[string]string
 }
 
 // UpstreamTables are the project's tables, from package apis/upstream.
 var UpstreamTables = Tables{
-	OpaqueTypes:    upstream.OpaqueTypes,
-	ForeignTypes:   upstream.ForeignTypes,
-	NotGroupFields: upstream.NotGroupFields,
+	OpaqueTypes:     upstream.OpaqueTypes,
+	ForeignTypes:    upstream.ForeignTypes,
+	NotGroupFields:  upstream.NotGroupFields,
+	RemovedReleases: upstream.RemovedReleases,
 }
 
 // Package is one mirrored upstream API package.
@@ -59,6 +63,10 @@ type Package struct {
 	// (string, error)): CAPI's v1beta1 conversions resolve the apiVersion of a reference they down-convert
 	// (apiGroup and kind) through it.
 	SetsAPIVersionGetter bool
+	// RemovedRelease is the release of the package's project that stops serving its version
+	// (Tables.RemovedReleases), or "" where none is known. Only a package whose kinds are all Deprecated
+	// has one.
+	RemovedRelease string
 }
 
 // PrivatePath is the import path of the private twin of p.
@@ -88,6 +96,9 @@ type Kind struct {
 	// Unserved marks a version the CRD keeps for stored objects but no longer serves
 	// (+kubebuilder:unservedversion; CAPA's v1beta1 kinds).
 	Unserved bool
+	// Deprecated marks a version upstream deprecates (+kubebuilder:deprecatedversion, with or without a
+	// warning): its CRD version says deprecated, and kube-apiserver warns every client of it.
+	Deprecated bool
 	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
 	Paths []string
 	// Conversion says how upstream converts this version into the kind's other versions, read from the

@@ -15,6 +15,8 @@
 //	namespaces{mode}                                                  gauge: namespaces by the serving mode their serve-from label gives
 //	held_requests_total{group,resource}                               counter: writes answered 429 because their namespace is held
 //	serving_label_guarded                                             gauge: 1 while the admission policy guards the serve-from label
+//	requested_deprecated_apis_total{group,version,resource,subresource,removed_release,component}
+//	                                                                  counter: requests of mapped kinds at a version upstream deprecates
 //
 // class is the proxy's classification of the request (Mapped, Other, Discovery, Private, Upgrade,
 // Unrouted), or Webhook for the ConversionReviews of the conversion webhook (package webhook); group, resource and subresource are set for Mapped requests only (the upstream group and
@@ -24,12 +26,24 @@
 // to upstream); reason is the metav1.StatusReason of the error the client got (BadRequest,
 // UnsupportedMediaType, RequestEntityTooLarge, InternalError, ...).
 //
+// requested_deprecated_apis_total mirrors kube-apiserver's apiserver_requested_deprecated_apis (package
+// k8s.io/apiserver/pkg/endpoints/metrics: group, version, resource, subresource and removed_release of
+// each deprecated API requested), for the upstream versions the proxy serves, which kube-apiserver
+// never sees: it counts the requests of a route upstream marks deprecated (translate.Route.Deprecated,
+// its group, version and resource the upstream ones, subresource as above), removed_release is the
+// route's RemovedRelease ("v1.16" for CAPI's v1beta1, "" where no removal is known), and component names
+// the client by its User-Agent (ComponentOf: one of apis/upstream.Components, or "other"). It is a
+// counter where kube-apiserver's is a gauge set to 1: a gauge says that someone asked since the process
+// started, a counter's rate says who still asks, and falls to 0 once a component has moved on, without
+// a restart of the proxy.
+//
 // A nil *Metrics is valid and records nothing.
 package metrics
 
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +51,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 )
 
@@ -65,6 +80,7 @@ type Metrics struct {
 	namespaceModes      *prometheus.GaugeVec
 	heldRequests        *prometheus.CounterVec
 	servingGuarded      prometheus.Gauge
+	deprecatedRequests  *prometheus.CounterVec
 }
 
 // requestBuckets are seconds, from 5ms to kube-apiserver's default request timeout (60s).
@@ -124,6 +140,12 @@ func New() *Metrics {
 		Help: "1 while the ValidatingAdmissionPolicy and binding " + serving.PolicyName + " guard the namespaces' " + serving.Label +
 			" label, 0 otherwise: then every labelled namespace's writes are held and its reads served from the private groups.",
 	})
+	m.deprecatedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "requested_deprecated_apis_total",
+		Help: "Requests of mapped kinds at a version upstream deprecates, by upstream group, version, resource and subresource, " +
+			"the release that stops serving the version (empty where none is known) and the calling component as its " +
+			"User-Agent names it (other: a client not known). Requests answered 401 are not counted.",
+	}, []string{"group", "version", "resource", "subresource", "removed_release", "component"})
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -131,6 +153,7 @@ func New() *Metrics {
 		m.translationDuration, m.translationErrors,
 		m.conversionRequests, m.conversionDuration,
 		m.namespaceModes, m.heldRequests, m.servingGuarded,
+		m.deprecatedRequests,
 	)
 	return m
 }
@@ -257,4 +280,80 @@ func (m *Metrics) ObserveConversionReview(kind, desiredAPIVersion string, code i
 	}
 	m.conversionRequests.WithLabelValues(kind, desiredAPIVersion, strconv.Itoa(code)).Inc()
 	m.conversionDuration.WithLabelValues(kind, desiredAPIVersion).Observe(d.Seconds())
+}
+
+// DeprecatedRequestLabels are the labels of a request of a deprecated version, all from its route (see
+// the package doc): the upstream Group, Version and Resource, Subresource as RequestLabels has it, and
+// the route's RemovedRelease.
+type DeprecatedRequestLabels struct {
+	Group, Version, Resource, Subresource, RemovedRelease string
+}
+
+// DeprecatedRequest counts one request of a deprecated version, sent with the User-Agent header
+// userAgent (the component label is ComponentOf(userAgent)).
+func (m *Metrics) DeprecatedRequest(l DeprecatedRequestLabels, userAgent string) {
+	if m == nil {
+		return
+	}
+	m.deprecatedRequests.WithLabelValues(l.Group, l.Version, l.Resource, l.Subresource, l.RemovedRelease, ComponentOf(userAgent)).Inc()
+}
+
+// components maps each product name of apis/upstream.Components to its component.
+var components = func() map[string]string {
+	out := map[string]string{}
+	for _, c := range upstream.Components {
+		for _, p := range c.Products {
+			out[p] = c.Name
+		}
+	}
+	return out
+}()
+
+// ComponentOf returns the component a User-Agent names: the Name of the apis/upstream.Components entry
+// one of whose Products is the product name (what precedes the first "/", or the whole word) of the
+// User-Agent's second word, or else of its first, both before its first comment "(...)"; any other
+// User-Agent, the empty one included, is upstream.OtherComponent. The second word wins because it is
+// the source name CAPI's managers send after their binary's
+// ("manager/v1.13.6 cluster-api-controller-manager (linux/amd64) cluster.x-k8s.io/abc1234",
+// controllers/remote.DefaultClusterAPIUserAgent), where the binary ("manager") says less. client-go's
+// default ("<binary>/<version> (<os>/<arch>) kubernetes/<commit>", rest.DefaultKubernetesUserAgent) and a
+// User-Agent set whole ("hypershift-operator-manager") have one word. Only the first two words within the
+// first maxUserAgent bytes are read, however long the header: a word the limit cuts is not read, so that
+// no cut makes a product name of a longer word.
+func ComponentOf(userAgent string) string {
+	if len(userAgent) > maxUserAgent {
+		userAgent = userAgent[:maxUserAgent]
+		if i := strings.LastIndexAny(userAgent, " \t("); i >= 0 {
+			userAgent = userAgent[:i]
+		} else {
+			userAgent = ""
+		}
+	}
+	first, rest := word(userAgent)
+	second, _ := word(rest)
+	for _, w := range []string{second, first} {
+		product, _, _ := strings.Cut(w, "/")
+		if c, ok := components[product]; ok {
+			return c
+		}
+	}
+	return upstream.OtherComponent
+}
+
+// maxUserAgent is how many bytes of a User-Agent ComponentOf reads: well over the first two words of
+// the known clients' (under 80 bytes), so that a long header costs no more than a short one.
+const maxUserAgent = 256
+
+// word returns the first word of s (after spaces and tabs, up to the next one), or "" if s has none or
+// it begins a comment, and what follows it.
+func word(s string) (w, rest string) {
+	s = strings.TrimLeft(s, " \t")
+	if s == "" || s[0] == '(' {
+		return "", ""
+	}
+	end := strings.IndexAny(s, " \t(")
+	if end < 0 {
+		return s, ""
+	}
+	return s[:end], s[end:]
 }

@@ -73,6 +73,7 @@ func TestTranslationsAndConversions(t *testing.T) {
 func TestLintAndExposition(t *testing.T) {
 	m := New()
 	m.StartRequest(RequestLabels{Class: "Other", Verb: "get"}, false, false)(200)
+	m.DeprecatedRequest(DeprecatedRequestLabels{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines"}, "kubectl/v1.35.4")
 	problems, err := testutil.GatherAndLint(m.Registry())
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestLintAndExposition(t *testing.T) {
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
-	for _, name := range []string{"capi_proxy_requests_total", "go_goroutines", "process_resident_memory_bytes"} {
+	for _, name := range []string{"capi_proxy_requests_total", "capi_proxy_requested_deprecated_apis_total", "go_goroutines", "process_resident_memory_bytes"} {
 		if !strings.Contains(string(body), name) {
 			t.Errorf("/metrics lacks %s", name)
 		}
