@@ -14,14 +14,9 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
-
-// defaultMetricsListen is --metrics-listen's default: every interface, so that kubelet probes and
-// Prometheus reach it on the pod's IP, on a port that the CAPI managers and providers the proxy runs
-// beside in sidecar mode (same network namespace) do not use for their own metrics, probes or webhooks
-// (8080, 8443, 9440, 9443).
-const defaultMetricsListen = ":9446"
 
 // diagnostics serves /metrics, /healthz and /readyz on a listener of its own.
 type diagnostics struct {
@@ -31,13 +26,13 @@ type diagnostics struct {
 	shuttingDown atomic.Bool
 }
 
-// diagnostics listens on --metrics-listen (nil if disabled): /metrics serves m (and /debug/pprof with
+// newDiagnostics listens on --metrics-listen (nil if disabled: empty once completed): /metrics serves m (and /debug/pprof with
 // --profiling); /healthz answers while
 // the process serves; /readyz while the backend answers (server.BackendReady) and the proxy is not
 // shutting down, and crds (when not nil) has synced. Both health endpoints take controller-runtime's healthz forms: /readyz/<check>, and
 // ?verbose for a per-check report.
-func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crdcache.Cache) (*diagnostics, error) {
-	if o.metricsListen == "" || o.metricsListen == "0" {
+func newDiagnostics(o *options.Options, opts server.Options, m *metrics.Metrics, crds *crdcache.Cache) (*diagnostics, error) {
+	if o.MetricsListen == "" {
 		return nil, nil
 	}
 	backendReady, err := server.BackendReady(opts)
@@ -64,7 +59,7 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crd
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
-	if o.profiling {
+	if o.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -80,8 +75,8 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crd
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          klog.NewStandardLogger("WARNING"),
 	}
-	if d.ln, err = net.Listen("tcp", o.metricsListen); err != nil {
-		return nil, fmt.Errorf("listening on --metrics-listen %s: %w", o.metricsListen, err)
+	if d.ln, err = net.Listen("tcp", o.MetricsListen); err != nil {
+		return nil, fmt.Errorf("listening on --metrics-listen %s: %w", o.MetricsListen, err)
 	}
 	return d, nil
 }
