@@ -5,7 +5,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate verify lint bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
+.PHONY: all build release cross image generate docs verify lint bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
 
 all: build
 
@@ -57,10 +57,19 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 generate: $(CONTROLLER_GEN)
 	go run ./generator -root . -controller-gen $(CONTROLLER_GEN)
 
-## verify: regenerate and fail if anything differs from what is committed
-verify: generate
-	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
+## docs: the reference tables of docs/operations.md (flags, metrics, health checks, log levels) from the code
+## that defines them (hack/docgen). Not part of generate: it builds the proxy, which make bump runs
+## generate before it can (go mod tidy comes after).
+docs:
+	go run ./hack/docgen -root .
+
+# What make generate and make docs write.
+GENERATED := apis/private zz_generated config docs/operations.md
+
+## verify: regenerate code and docs and fail if anything differs from what is committed
+verify: generate docs
+	@git diff --exit-code -- $(GENERATED) || { echo "generated code or docs are out of date: run 'make generate docs' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated files are not committed"; exit 1; }
 
 # golangci-lint from its own module (hack/lint), for the same reason.
 $(GOLANGCI_LINT): hack/lint/go.mod hack/lint/go.sum

@@ -50,7 +50,8 @@ type Route struct {
 	// conversions reads them (see package proxy/convert).
 	ContractLabels map[string]string
 	// Object is the typed codec of the kind at this version; Paths the group-carrying JSON paths of the
-	// same type, for partial bodies (patches). The generated table (zz_generated/routes) sets Object only
+	// same type, along which every body of the kind is rewritten (objects, list items, watch events,
+	// patches). The generated table (zz_generated/routes) sets Object only
 	// where the kind converts by hub and spoke (the conversions run it); for NoConversion kinds it is nil
 	// unless zz_generated/routes/codecs is imported (tests), so that the proxy does not link their types.
 	Object Kind

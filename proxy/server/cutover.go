@@ -31,6 +31,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
@@ -173,7 +174,7 @@ func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
 		}
 		where = fmt.Sprintf("in namespace %q: its objects are being moved between API groups (%s=%s)", req.Namespace, serving.Label, label)
 	}
-	klog.V(2).InfoS("Holding a write", "verb", req.Verb, "resource", gr, "namespace", req.Namespace, "name", req.Name)
+	klog.V(loglevel.Unusual).InfoS("Holding a write", "verb", req.Verb, "resource", gr, "namespace", req.Namespace, "name", req.Name)
 	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
 	status.Write(w, apierrors.NewTooManyRequests(fmt.Sprintf("writes to %s are held %s; retry after %ds", what, where, s.retryAfter), s.retryAfter))
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
@@ -28,7 +29,7 @@ func withMetrics(m *metrics.Metrics, next http.Handler) http.Handler {
 			code := rec.status()
 			rec.answer(code)
 			done(code)
-			klog.V(3).InfoS("Served", "verb", req.Verb, "path", r.URL.Path, "class", req.Class, "code", code, "duration", time.Since(start))
+			klog.V(loglevel.PerRequest).InfoS("Served", "verb", req.Verb, "path", r.URL.Path, "class", req.Class, "code", code, "duration", time.Since(start))
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -47,6 +47,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
@@ -337,7 +338,7 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 func (s *server) servePart(w http.ResponseWriter, sub *http.Request, upstream bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			klog.V(2).InfoS("A part of a merged list or watch broke off", "path", sub.URL.Path, "panic", v)
+			klog.V(loglevel.Unusual).InfoS("A part of a merged list or watch broke off", "path", sub.URL.Path, "panic", v)
 		}
 	}()
 	if upstream {

@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -177,7 +178,7 @@ func (s *server) watchStream(ex *exchange, resp *http.Response, newReader func(i
 			case err == nil:
 			case in.err != nil && !errors.Is(in.err, io.EOF):
 				if !errors.Is(in.err, context.Canceled) { // else the client went away
-					klog.V(2).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
+					klog.V(loglevel.Unusual).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
 				}
 			default:
 				s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
@@ -415,21 +416,21 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 // reset it (http.ErrAbortHandler: net/http resets the stream, or closes an HTTP/1.1 connection).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
-		klog.V(4).InfoS("Client went away", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Debug).InfoS("Client went away", "path", r.URL.Path, "err", err)
 		return
 	}
 	var reset http2.StreamError
 	if errors.As(err, &reset) {
-		klog.V(2).InfoS("The backend reset the request's stream; resetting the client's", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Unusual).InfoS("The backend reset the request's stream; resetting the client's", "path", r.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	var apiErr *apierrors.StatusError
 	if errors.As(err, &apiErr) {
-		klog.V(2).InfoS("Answering with the proxy's own error", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Unusual).InfoS("Answering with the proxy's own error", "path", r.URL.Path, "err", err)
 		status.Write(w, apiErr)
 		return
 	}
-	klog.V(2).InfoS("Backend unavailable", "path", r.URL.Path, "err", err)
+	klog.V(loglevel.Unusual).InfoS("Backend unavailable", "path", r.URL.Path, "err", err)
 	status.Write(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the backend kube-apiserver is unavailable: %v", err)))
 }
 
