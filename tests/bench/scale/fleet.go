@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,8 +96,16 @@ type fleet struct {
 	rec         *recorder
 	private     bool
 	t           legTarget
-	ctx         context.Context
-	cancel      context.CancelFunc
+	// debug keeps what every write's response held (recorder.responses).
+	debug bool
+	// lastWrite is the number of the last write made, lastTurn of the writer's last turn (write).
+	lastWrite, lastTurn int
+	// busy says, by namespace and Machine (i*machines+j), whether a write is in flight; skipped counts the
+	// turns skipped for it.
+	busy    []atomic.Bool
+	skipped atomic.Int64
+	ctx     context.Context
+	cancel  context.CancelFunc
 }
 
 // leg is where a fleet connects: url (the front), its CA, and whether it speaks the private groups (the
@@ -287,10 +296,13 @@ type recorder struct {
 	// resourceVersion is older than the object's in the cache.
 	duplicates, outOfOrder int
 	events                 int
+	// responses[k] says what write k's response held (with -debug).
+	responses map[int]string
 }
 
 func newRecorder() *recorder {
-	return &recorder{sent: map[int]time.Time{}, answered: map[int]time.Time{}, wrote: map[int][2]int{}, seen: map[[2]int]time.Time{}}
+	return &recorder{sent: map[int]time.Time{}, answered: map[int]time.Time{}, wrote: map[int][2]int{}, seen: map[[2]int]time.Time{},
+		responses: map[int]string{}}
 }
 
 func (r *recorder) setWatchers(w []*informer) {
@@ -345,22 +357,48 @@ func (r *recorder) answer(k, ns, j int, sent, t time.Time) {
 // event came first).
 type latency struct {
 	namespaced, clusterWide, namespacedAnswered, clusterWideAnswered []float64
+	// writes are the writes' own latencies, from the request to the response.
+	writes []float64
 }
 
-// latencies returns the latencies of every write answered at every watcher that covers its namespace, and
-// how many (write, watcher) pairs were not seen.
-func (r *recorder) latencies() (l latency, missing int) {
+// tally counts the (write, watcher) pairs that were not seen.
+type tally struct {
+	// missing counts the pairs not seen, superseded those of them where the watcher saw a later write of
+	// the same Machine instead (a relist delivers the latest state only).
+	missing, superseded int
+}
+
+// latencies returns the latencies of every write answered, to a namespace for which include is true (every
+// namespace if include is nil), at every watcher that covers its namespace, and the pairs not seen.
+func (r *recorder) latencies(include func(ns int) bool) (l latency, t tally) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// latest[{w, ns, j}] is the latest write of Machine j of namespace ns that watcher w saw.
+	latest := map[[3]int]int{}
+	for key := range r.seen {
+		w, k := key[0], key[1]
+		if at, ok := r.wrote[k]; ok {
+			m := [3]int{w, at[0], at[1]}
+			latest[m] = max(latest[m], k)
+		}
+	}
 	for k, at := range r.answered {
-		ns := namespaceName(r.wrote[k][0])
+		i := r.wrote[k][0]
+		if include != nil && !include(i) {
+			continue
+		}
+		l.writes = append(l.writes, ms(at.Sub(r.sent[k])))
+		ns := namespaceName(i)
 		for _, w := range r.watchers {
 			if w.m.namespace != "" && w.m.namespace != ns {
 				continue
 			}
 			seen, ok := r.seen[[2]int{w.id, k}]
 			if !ok {
-				missing++
+				t.missing++
+				if latest[[3]int{w.id, i, r.wrote[k][1]}] > k {
+					t.superseded++
+				}
 				continue
 			}
 			fromSent, fromAnswer := ms(seen.Sub(r.sent[k])), ms(seen.Sub(at))
@@ -373,5 +411,7 @@ func (r *recorder) latencies() (l latency, missing int) {
 			}
 		}
 	}
-	return l, missing
+	return l, t
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,27 +1,33 @@
 // Command scale measures the shared proxy at HyperShift's scale (make bench-scale): one proxy in front of
 // a real kube-apiserver serving -namespaces hosted-control-plane namespaces, each with the informers of a
-// CAPI manager and of the AWS provider (namespace-scoped, a connection each), and HyperShift's operator
-// watching the CAPI kinds across every namespace; the same fleet, in the same run, through the bare reverse
-// proxy (tests/bench/e2e/bare) reading the private groups straight.
+// CAPI manager and of the AWS provider (namespace-scoped, a transport and connection each, as separate
+// processes have), and HyperShift's operator watching the CAPI kinds across every namespace; the same
+// fleet, in the same run, through the bare reverse proxy (tests/bench/e2e/bare) reading the private groups
+// straight.
 //
 // It starts the apiserver (tests/framework), installs the private CRDs the fleet reads (their conversion
-// webhook served by a proxy of its own), seeds every namespace with one hosted cluster (a Cluster, its
-// AWSCluster, a MachineDeployment, MachineSet and AWSMachineTemplate, -machines Machines and AWSMachines,
-// a MachineHealthCheck, two Secrets and a ConfigMap), and then, for each leg (bare, proxy; -rounds times,
-// the order alternating), behind a front (a TCP forwarder, as a Service) that lets it restart the proxy
-// under the fleet:
+// webhook served by a proxy of its own) and, with -cutover, the platform's upstream CRDs of the same
+// kinds; seeds every namespace with one hosted cluster (a Cluster, its AWSCluster, a MachineDeployment,
+// MachineSet and AWSMachineTemplate, -machines Machines and AWSMachines, a MachineHealthCheck, two Secrets
+// and a ConfigMap); and then, for each leg (bare, proxy; -rounds times, the order alternating), behind a
+// front (a TCP forwarder standing for the Service) that lets it restart the proxy under the fleet:
 //
-//   - reads the proxy's idle RSS, starts the fleet and waits until every informer has synced (cold sync),
-//     and reads the RSS again: the growth per namespace is what a hosted cluster costs;
-//   - writes -rate Machine annotations per second for -duration, spread over the namespaces, through the
-//     CAPI manager of each namespace, and records for every write the time from its response to the
-//     event at each informer of Machines that covers it (the namespace's CAPI manager and provider, the
-//     operator's cluster-wide one), and the proxy's CPU (/proc) per event;
+//   - reads the proxy's idle RSS, starts the operator and the managers of half the namespaces, reads the
+//     RSS, starts the others' and reads it again: the growth between the two steps, per namespace, is
+//     what a hosted cluster costs;
+//   - writes -rate Machine annotations per second for -duration, spread over the namespaces, each through
+//     the CAPI manager of its namespace, and records for every write the time from its request (and from
+//     its response) to the event at each informer of Machines that covers it (the namespace's CAPI manager
+//     and provider, the operator's cluster-wide one), and the proxy's CPU (/proc) per event;
 //   - restarts the proxy (starts a new one, sends new connections to it, stops the old one) and measures
-//     the time from the old one's exit until every informer is live again (the relist storm), and the
-//     requests it took; then writes each namespace's first Machine once and checks every watcher sees it.
+//     the time from the old one's exit until every informer is live again (the relist storm) and the
+//     requests it took; then writes each namespace's first Machine once and checks every watcher sees it;
+//   - for the capi-proxy with -cutover: moves that many namespaces to the upstream groups and back
+//     (package migration, Rollback then Migrate, one namespace after the other) while the writes go on,
+//     and reports the write->event latency of the namespaces not moving against the steady state, the
+//     relists by informer, and the writes never seen, duplicated or out of order.
 //
-// It prints a markdown table with the goals beside the numbers. Wall-clock figures are only comparable
+// It prints markdown tables with the goals beside the numbers. Wall-clock figures are only comparable
 // within one run.
 //
 //	KUBE_BIN_DIR=... go run ./tests/bench/scale -namespaces 100
@@ -43,6 +49,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/openshift/hypershift-capi-proxy/migration"
 	"github.com/openshift/hypershift-capi-proxy/tests/bench/benchkit"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
@@ -53,6 +60,13 @@ type options struct {
 	duration, drain, settle                   time.Duration
 	legs                                      string
 	restart, keep                             bool
+	// cutover namespaces move to the upstream groups and back during the capi-proxy's cut-over phase, with
+	// cutoverGrace the migration's wait after each label change.
+	cutover      int
+	cutoverGrace time.Duration
+	// debug prints the slowest writes of the steady phase, the relists of the restart, and the pairs not
+	// seen and the cluster-wide informers' requests of the cut-over.
+	debug bool
 	// quiet waits, before the idle RSS is read, until the capi-proxy has returned its startup's memory
 	// (about 10 s after its caches synced).
 	quiet bool
@@ -71,6 +85,10 @@ func main() {
 	flag.StringVar(&o.legs, "legs", o.legs, "Legs to run, in the first round's order: bare, proxy.")
 	flag.BoolVar(&o.restart, "restart", o.restart, "Restart the proxy under the fleet and measure the relist storm.")
 	flag.BoolVar(&o.keep, "keep", o.keep, "Keep the control plane's directory.")
+	flag.BoolVar(&o.quiet, "quiet", o.quiet, "Wait until the capi-proxy has returned the memory of its startup (about 10 s after its caches synced) before its idle RSS is read.")
+	flag.IntVar(&o.cutover, "cutover", o.cutover, "Namespaces the capi-proxy's round cuts over (migration rollback, then migrate; one after the other) while the writes go on; 0 skips the phase.")
+	flag.BoolVar(&o.debug, "debug", o.debug, "Print on stderr the slowest writes of the steady phase, who relisted after the restart, and what the cut-over's watchers did not see and the cluster-wide informers' requests.")
+	flag.DurationVar(&o.cutoverGrace, "cutover-grace", o.cutoverGrace, "The migration's wait after each change of the serving label (its --grace-period).")
 	flag.Parse()
 	res, err := run(context.Background(), o)
 	if err != nil {
@@ -82,7 +100,8 @@ func main() {
 
 func defaultOptions() options {
 	return options{namespaces: 100, machines: 2, rounds: 1, seedWorkers: 8, rate: 20, duration: time.Minute,
-		drain: 2 * time.Second, settle: 5 * time.Second, legs: "bare,proxy", restart: true, quiet: true}
+		drain: 2 * time.Second, settle: 5 * time.Second, legs: "bare,proxy", restart: true, quiet: true,
+		cutover: 3, cutoverGrace: migration.DefaultGrace}
 }
 
 // results are a run's measurements, by leg, one per round.
@@ -111,13 +130,16 @@ type legResult struct {
 	outOfOrder, events  int
 	cpu                 time.Duration
 	// the restart: relist is from the old proxy's exit until every informer was live again; storm the
-	// requests since the switch; stormCPU the new proxy's CPU from the switch until then, stormPeak its memory then (VmHWM: startup included).
+	// requests since the switch; stormCPU the new proxy's CPU from the switch until then, stormPeak its
+	// memory then (VmHWM: its startup included).
 	relist        time.Duration
 	storm         counts
 	stormCPU      time.Duration
 	stormPeak     benchkit.Memory
 	afterMissing  int
 	restartFailed string
+	// cut is the cut-over phase (the capi-proxy's rounds with -cutover).
+	cut *cutResult
 }
 
 func run(ctx context.Context, o options) (*results, error) {
@@ -145,8 +167,18 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	defer webhook.Stop()
+	logf("webhook proxy up")
 	if err := webhook.InstallCRDs(ctx, crdFiles(env)...); err != nil {
 		return nil, err
+	}
+	logf("private CRDs installed")
+	if o.cutover > 0 && slices.Contains(legs, "proxy") {
+		// The platform's own CAPI CRDs, which the cut-over moves namespaces to and back from.
+		upstream, err := installUpstreamCRDs(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		defer upstream.Stop()
 	}
 	logf("CRDs installed")
 	seeder, err := client.New(webhook.Config(env.AdminToken), client.Options{Scheme: scheme})
@@ -298,6 +330,7 @@ func (b *bench) measure(ctx context.Context, leg string) (*legResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.debug = b.o.debug
 	defer f.stop()
 	// The managers of half the namespaces, then of the others: the RSS between the two steps is what a
 	// hosted cluster costs, without what the first connections and watches cost once.
@@ -322,30 +355,50 @@ func (b *bench) measure(ctx context.Context, leg string) (*legResult, error) {
 	// Steady writes.
 	rec.reset()
 	cpu0 := benchkit.CPU(inst.pid)
+	steadyStart := time.Now()
 	lr.writes, lr.writeErrors = f.write(ctx, b.o.rate, b.o.duration, b.o.machines)
-	if err := f.waitSeen(ctx, 30*time.Second); err != nil {
+	if err := f.waitSeen(ctx, 30*time.Second, nil); err != nil {
 		logln("  ", err)
 	}
 	lr.cpu = benchkit.CPU(inst.pid) - cpu0
 	lr.steady = benchkit.ReadMemory(inst.pid)
-	lr.lat, lr.missing = rec.latencies()
+	var missed tally
+	lr.lat, missed = rec.latencies(nil)
+	lr.missing = missed.missing
+	if b.o.debug {
+		debugSlowest(rec, steadyStart, 25)
+	}
 	rec.mu.Lock()
 	lr.duplicates, lr.outOfOrder, lr.events = rec.duplicates, rec.outOfOrder, rec.events
 	rec.mu.Unlock()
 	logf("  %d writes (%d failed), %d events, p99 %.1f ms", lr.writes, lr.writeErrors, lr.events,
 		benchkit.Percentile(lr.lat.namespaced, 99))
 
-	if !b.o.restart {
-		return lr, nil
+	if b.o.restart {
+		if err := b.restart(ctx, leg, lr, fr, f, tr, rec, &inst); err != nil {
+			return nil, err
+		}
 	}
+	// The cut-over comes last: after it, a restart made some informers of the moved namespace relist
+	// (their resumed watches were answered 410 Expired), which the bare proxy's restart, after no
+	// cut-over, cannot show.
+	if leg == "proxy" && b.o.cutover > 0 {
+		lr.cut = b.cutover(ctx, f, tr, rec, inst.pid)
+	}
+	return lr, nil
+}
+
+// restart starts a new instance of leg, sends new connections to it, stops the old one (*inst, which
+// becomes the new one) and measures the time until every informer of f is live again.
+func (b *bench) restart(ctx context.Context, leg string, lr *legResult, fr *front, f *fleet, tr *tracker, rec *recorder, inst **instance) error {
 	// The restart: a new instance, new connections to it, the old one stopped.
 	next, err := b.start(ctx, leg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	old := inst
-	inst = next
-	cpu0 = benchkit.CPU(next.pid)
+	old := *inst
+	*inst = next
+	cpu0 := benchkit.CPU(next.pid)
 	tr.mark()
 	fr.switchTo(next.addr)
 	old.stop()
@@ -372,48 +425,80 @@ func (b *bench) measure(ctx context.Context, leg string) (*legResult, error) {
 	lr.stormCPU = benchkit.CPU(next.pid) - cpu0
 	lr.stormPeak = benchkit.ReadMemory(next.pid)
 	lr.storm = tr.count(nil)
+	if b.o.debug {
+		tr.mu.Lock()
+		for key, reqs := range tr.byKey {
+			for _, r := range reqs {
+				if r.kind != reqWatch {
+					logf("debug: restart: %s relisted (kind %d, status %d)", key, r.kind, r.status)
+				}
+			}
+		}
+		tr.mu.Unlock()
+	}
 	logf("  restart: live again %s after the old proxy exited; %d relists, %d resumed watches, %d failed requests",
 		lr.relist.Round(time.Millisecond), lr.storm.relists, lr.storm.watches, lr.storm.failed)
 	// Every watcher sees a write made after the restart.
 	rec.reset()
 	f.writeEach(ctx)
-	if err := f.waitSeen(ctx, time.Minute); err != nil {
+	if err := f.waitSeen(ctx, time.Minute, nil); err != nil {
 		logln("  after the restart:", err)
 	}
-	_, lr.afterMissing = rec.latencies()
-	return lr, nil
+	_, missed := rec.latencies(nil)
+	lr.afterMissing = missed.missing
+	return nil
 }
 
 // write patches Machines at rate per second for d, write k to namespace k mod N, Machine (k / N) mod
 // machines, through the namespace's CAPI manager, and returns the writes made and failed.
 func (f *fleet) write(ctx context.Context, rate float64, d time.Duration, machines int) (int, int) {
+	end := time.Now().Add(d)
+	return f.writeUntil(ctx, rate, machines, func() bool { return !time.Now().Before(end) })
+}
+
+// writeUntil is write until done returns true. A Machine gets no write while one of its own is in flight
+// (a held write retries for up to about ten seconds): as a controller, the writer sends an object's next
+// update once the last one is answered, so that each Machine's writes are applied in their order. Such a
+// turn is skipped (fleet.skipped); the writes made and failed are returned.
+func (f *fleet) writeUntil(ctx context.Context, rate float64, machines int, done func() bool) (int, int) {
 	interval := time.Duration(float64(time.Second) / rate)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	end := time.Now().Add(d)
 	var wg sync.WaitGroup
 	var failed atomic.Int64
-	sem := make(chan struct{}, 64)
 	n := len(f.byNamespace)
-	k := 0
-	for time.Now().Before(end) {
+	if len(f.busy) != n*machines {
+		f.busy = make([]atomic.Bool, n*machines)
+	}
+	k := f.lastWrite
+	defer func() { f.lastWrite = k }()
+	turn, made := f.lastTurn, 0
+	defer func() { f.lastTurn = turn }()
+	for !done() {
 		<-tick.C
+		turn++
+		i := (turn - 1) % n
+		j := ((turn - 1) / n) % machines
+		busy := &f.busy[i*machines+j]
+		if !busy.CompareAndSwap(false, true) {
+			f.skipped.Add(1)
+			continue
+		}
 		k++
-		i := (k - 1) % n
-		j := ((k - 1) / n) % machines
-		sem <- struct{}{}
+		made++
 		wg.Add(1)
 		go func(k, i, j int) {
 			defer wg.Done()
-			defer func() { <-sem }()
+			defer busy.Store(false)
 			if err := f.patch(ctx, k, i, j); err != nil {
-				failed.Add(1)
-				logln("  write:", err)
+				if failed.Add(1) <= 3 {
+					logln("  write: ", err)
+				}
 			}
 		}(k, i, j)
 	}
 	wg.Wait()
-	return k, int(failed.Load())
+	return made, int(failed.Load())
 }
 
 // writeEach writes the first Machine of every namespace once.
@@ -444,24 +529,30 @@ func (f *fleet) patch(ctx context.Context, k, i, j int) error {
 	}
 	body := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"%d"}}}`, seqAnnotation, k)
 	sent := time.Now()
-	_, err := m.dyn.Resource(gvr).Namespace(m.namespace).Patch(ctx, machineName(j), types.MergePatchType, body, metav1.PatchOptions{})
+	got, err := m.dyn.Resource(gvr).Namespace(m.namespace).Patch(ctx, machineName(j), types.MergePatchType, body, metav1.PatchOptions{})
 	if err != nil {
 		return err
+	}
+	if f.debug {
+		f.rec.mu.Lock()
+		f.rec.responses[k] = fmt.Sprintf("%s uid %s rv %s seq %d", got.GetAPIVersion(), got.GetUID(), got.GetResourceVersion(), seqOf(got))
+		f.rec.mu.Unlock()
 	}
 	f.rec.answer(k, i, j, sent, time.Now())
 	return nil
 }
 
-// waitSeen waits up to timeout until every watcher has seen every write answered.
-func (f *fleet) waitSeen(ctx context.Context, timeout time.Duration) error {
+// waitSeen waits up to timeout until every watcher has seen every write answered to a namespace include
+// accepts (every namespace if nil), or a later write of the same Machine.
+func (f *fleet) waitSeen(ctx context.Context, timeout time.Duration, include func(int) bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		_, missing := f.rec.latencies()
-		if missing == 0 {
+		_, t := f.rec.latencies(include)
+		if t.missing == t.superseded {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d (write, watcher) pairs not seen in %s", missing, timeout)
+			return fmt.Errorf("%d (write, watcher) pairs not seen in %s", t.missing-t.superseded, timeout)
 		}
 		select {
 		case <-ctx.Done():

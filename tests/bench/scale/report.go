@@ -44,8 +44,6 @@ func sum(rs []*legResult, get func(*legResult) float64) float64 {
 	return t
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 func (res *results) print(w io.Writer) {
 	bare, proxy := res.byLeg["bare"], res.byLeg["proxy"]
 	o := res.o
@@ -117,6 +115,8 @@ func (res *results) print(w io.Writer) {
 	row("write->event p99, ms (every watcher)", "%.1f", goalP99, fmt.Sprintf("<= %.2fx", goalP99), lat(all, 99))
 	row("write->event p50 / p99, ms: the namespaces' watchers", "%.1f", 0, "", lat(nsd, 50), lat(nsd, 99))
 	row("write->event p50 / p99, ms: the cluster-wide watcher", "%.1f", 0, "", lat(cw, 50), lat(cw, 99))
+	row("the write itself (PATCH through the proxy), p50 / p99, ms", "%.1f", 0, "", lat(func(r *legResult) []float64 { return r.lat.writes }, 50),
+		lat(func(r *legResult) []float64 { return r.lat.writes }, 99))
 	row("from the write's response to the event, p50 / p99, ms (every watcher)", "%.1f", 0, "", lat(answered, 50), lat(answered, 99))
 	row("proxy CPU per event, ms (the write's share included)", "%.3f", 0, "", cpuPer(func(r *legResult) float64 { return float64(r.events) }))
 	row("proxy CPU per write and its events, ms", "%.2f", 0, "", cpuPer(func(r *legResult) float64 { return float64(r.writes) }))
@@ -150,6 +150,92 @@ func (res *results) print(w io.Writer) {
 			}
 		}
 	}
+	res.printCutover(w)
 	fmt.Fprintf(w, "\n%d CPUs (%s); load average %s before, %s after; total %s\n", runtime.NumCPU(), benchkit.CPUModel(),
 		res.loadBefore, res.loadAfter, time.Since(res.start).Round(time.Second))
+}
+
+// printCutover prints the cut-over phase of the capi-proxy's rounds beside their steady state.
+func (res *results) printCutover(w io.Writer) {
+	var rounds []*legResult
+	for _, r := range res.byLeg["proxy"] {
+		if r.cut != nil {
+			rounds = append(rounds, r)
+		}
+	}
+	if len(rounds) == 0 {
+		return
+	}
+	c0 := rounds[0].cut
+	fmt.Fprintf(w, "\nCut-over, capi-proxy: %d namespace(s) moved to the upstream groups and back (migration rollback, then migrate), one after the other, while the writes went on at %.0f/s; %d label changes in %s (first round)\n\n",
+		len(c0.moving), res.o.rate, c0.labels, c0.took.Round(time.Second))
+	pct := func(get func(*legResult) []float64, p float64) float64 {
+		return benchkit.Percentile(pooled(rounds, get), p)
+	}
+	steadyCW := func(r *legResult) []float64 { return r.lat.clusterWide }
+	cutCW := func(r *legResult) []float64 { return r.cut.still.clusterWide }
+	steadyNS := func(r *legResult) []float64 { return r.lat.namespaced }
+	cutNS := func(r *legResult) []float64 { return r.cut.still.namespaced }
+	fmt.Fprintln(w, "| writes to the namespaces not moving, write->event | steady state | during the cut-over | cut-over / steady | goal |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|")
+	for _, l := range []struct {
+		name        string
+		steady, cut func(*legResult) []float64
+		goal        float64
+	}{{"at the cluster-wide watcher, p50 / p99 ms", steadyCW, cutCW, goalCutover}, {"at the namespaces' watchers, p50 / p99 ms", steadyNS, cutNS, 0}} {
+		s99, c99 := pct(l.steady, 99), pct(l.cut, 99)
+		ratio, verdict := "", ""
+		if s99 > 0 {
+			ratio = fmt.Sprintf("%.2f", c99/s99)
+		}
+		if l.goal > 0 {
+			verdict = fmt.Sprintf("p99 <= %.2fx", l.goal)
+			if s99 > 0 && c99/s99 <= l.goal {
+				verdict += " (met)"
+			} else {
+				verdict += " (missed)"
+			}
+		}
+		fmt.Fprintf(w, "| %s | %.1f / %.1f | %.1f / %.1f | %s | %s |\n", l.name, pct(l.steady, 50), s99, pct(l.cut, 50), c99, ratio, verdict)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| during the cut-over | capi-proxy | goal |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	total := func(get func(*cutResult) int) int {
+		t := 0
+		for _, r := range rounds {
+			t += get(r.cut)
+		}
+		return t
+	}
+	line := func(name, goal string, gets ...func(*cutResult) int) {
+		var parts []string
+		for _, g := range gets {
+			parts = append(parts, fmt.Sprint(total(g)))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", name, strings.Join(parts, " / "), goal)
+	}
+	line("relists by the informers of the namespaces not moving", "0", func(c *cutResult) int { return c.stillCounts.relists })
+	line("relists by the cluster-wide informers / by the moving namespaces' informers", "",
+		func(c *cutResult) int { return c.cwCounts.relists }, func(c *cutResult) int { return c.movingCounts.relists })
+	line("writes to the namespaces not moving: (write, watcher) pairs never seen / seen only through a later write / duplicated / out of order", "0 / 0 / 0 / 0",
+		func(c *cutResult) int { return c.stillTally.missing - c.stillTally.superseded }, func(c *cutResult) int { return c.stillTally.superseded },
+		func(c *cutResult) int { return c.duplicates }, func(c *cutResult) int { return c.outOfOrder })
+	line("writes to the moving namespaces: pairs never seen / seen only through a later write", "0 / -",
+		func(c *cutResult) int { return c.movedTally.missing - c.movedTally.superseded }, func(c *cutResult) int { return c.movedTally.superseded })
+	fmt.Fprintf(w, "| writes to the moving namespaces, write->event p50 / p99 ms (every watcher) | %.1f / %.1f | |\n",
+		pct(func(r *legResult) []float64 {
+			return append(append([]float64(nil), r.cut.moved.namespaced...), r.cut.moved.clusterWide...)
+		}, 50),
+		pct(func(r *legResult) []float64 {
+			return append(append([]float64(nil), r.cut.moved.namespaced...), r.cut.moved.clusterWide...)
+		}, 99))
+	line("writes / answered 429 while held (client-go retried them) / failed after client-go's retries / turns skipped (the Machine's last write still held)", "",
+		func(c *cutResult) int { return c.writes }, func(c *cutResult) int { return int(c.held) }, func(c *cutResult) int { return c.writeErrors },
+		func(c *cutResult) int { return int(c.skipped) })
+	for _, r := range rounds {
+		if r.cut.err != "" {
+			fmt.Fprintln(w, "\ncut-over:", r.cut.err)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 func TestSmoke(t *testing.T) {
 	o := defaultOptions()
 	o.namespaces, o.rate, o.duration, o.settle, o.drain, o.quiet = 2, 10, 2*time.Second, time.Second, time.Second, false
+	o.cutover, o.cutoverGrace = 1, time.Second
 	res, err := run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -43,5 +44,24 @@ func TestSmoke(t *testing.T) {
 		if r.restartFailed != "" || r.afterMissing != 0 {
 			t.Errorf("%s: restart: %q; %d watchers missed a write after it", leg, r.restartFailed, r.afterMissing)
 		}
+	}
+	// The cut-over of the last namespace: the other namespace's informers never relist, and every write
+	// to it is seen by every watcher, or (at the cluster-wide watcher, which relists at every change of
+	// the label) a later write of its Machine is.
+	c := res.byLeg["proxy"][0].cut
+	if c == nil || c.err != "" {
+		t.Fatalf("cut-over: %+v", c)
+	}
+	if c.labels < 8 {
+		t.Errorf("cut-over: %d label changes, want at least 8 (two moves)", c.labels)
+	}
+	if c.stillCounts.relists != 0 {
+		t.Errorf("cut-over: %d relists by the informers of the namespace not moving", c.stillCounts.relists)
+	}
+	if lost := c.stillTally.missing - c.stillTally.superseded; lost != 0 || c.duplicates != 0 || c.outOfOrder != 0 {
+		t.Errorf("cut-over: %d writes lost, %d duplicated, %d out of order", lost, c.duplicates, c.outOfOrder)
+	}
+	if lost := c.movedTally.missing - c.movedTally.superseded; lost != 0 {
+		t.Errorf("cut-over: %d writes to the moving namespace lost", lost)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/transport"
@@ -38,6 +39,8 @@ type request struct {
 type tracker struct {
 	mu    sync.Mutex
 	byKey map[string][]*request
+	// held counts the writes answered 429 (held while their namespace is cut over; client-go retries them).
+	held atomic.Int64
 }
 
 func newTracker() *tracker { return &tracker{byKey: map[string][]*request{}} }
@@ -47,6 +50,7 @@ func (t *tracker) mark() {
 	t.mu.Lock()
 	t.byKey = map[string][]*request{}
 	t.mu.Unlock()
+	t.held.Store(0)
 }
 
 // requestKey names an informer's requests: its manager, the collection's path, its label selector and
@@ -74,7 +78,11 @@ type trackedTransport struct {
 
 func (rt *trackedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet {
-		return rt.next.RoundTrip(req)
+		resp, err := rt.next.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+			rt.t.held.Add(1)
+		}
+		return resp, err
 	}
 	q := req.URL.Query()
 	kind := reqList
@@ -195,6 +203,12 @@ func (t *tracker) live(keys []string, settle time.Duration) (all bool, last time
 		}
 	}
 	return notLive == 0, last, notLive
+}
+
+// managerOf is the manager of an informer's key (requestKey).
+func managerOf(key string) string {
+	m, _, _ := strings.Cut(key, " ")
+	return m
 }
 
 // count returns the counts since the mark of the informers whose key satisfies match (all if nil).
