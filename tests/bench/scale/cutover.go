@@ -22,12 +22,12 @@ import (
 
 // cutResult is the cut-over phase of a round of the capi-proxy: the steady writes go on while namespaces
 // move, one after the other, to the upstream groups and back (migration.Rollback, then Migrate: two
-// cut-overs, eight changes of the serving label each).
+// cut-overs, three changes of the serving label each).
 type cutResult struct {
 	// moving are the namespaces cut over (their indexes); took how long their moves took.
 	moving []int
 	took   time.Duration
-	// labels counts the changes of the serving label.
+	// labels counts the changes of the serving label (not those of the migration's phase annotation alone).
 	labels              int
 	writes, writeErrors int
 	// skipped counts the writes not made because the Machine's last write was still held.
@@ -83,7 +83,8 @@ func (b *bench) cutover(ctx context.Context, f *fleet, tr *tracker, rec *recorde
 	}
 	m, err := migration.New(migration.Options{Config: b.env.DirectConfig(b.env.AdminToken), Grace: b.o.cutoverGrace,
 		Progress: func(e migration.Event) {
-			if e.Step == "label" {
+			// setNamespace's message: "namespace <label>=<mode>", the mode empty when only the phase changed.
+			if e.Step == "label" && !strings.HasSuffix(e.Message, "=") {
 				cr.labels++
 				logf("    %s %s: %s", e.Namespace, e.Direction, e.Message)
 			}

@@ -73,8 +73,7 @@ type manager struct {
 
 // informer is one informer of a manager.
 type informer struct {
-	m    *manager
-	spec watchSpec
+	m *manager
 	// key is how the tracker names its requests.
 	key string
 	inf cache.SharedIndexInformer
@@ -108,8 +107,9 @@ type fleet struct {
 	cancel  context.CancelFunc
 }
 
-// leg is where a fleet connects: url (the front), its CA, and whether it speaks the private groups (the
-// bare proxy, straight to the backend's CRDs) or the upstream ones (the capi-proxy).
+// legTarget is where a fleet connects: url (the front), its CA, the token of every client, whether it
+// speaks the private groups (the bare proxy, straight to the backend's CRDs) or the upstream ones (the
+// capi-proxy), and each client's rate limit.
 type legTarget struct {
 	url, caFile, token string
 	private            bool
@@ -117,7 +117,7 @@ type legTarget struct {
 	burst              int
 }
 
-// gvr is the resource a client of target reads for spec.
+// gvr is the resource a client of t reads for the upstream resource g.
 func (t legTarget) gvr(g schema.GroupVersionResource) schema.GroupVersionResource {
 	if t.private {
 		return privateGVR(g)
@@ -234,7 +234,7 @@ func (m *manager) newInformer(t legTarget, s watchSpec) *informer {
 	gvr := t.gvr(s.gvr)
 	tweak := func(o *metav1.ListOptions) { o.LabelSelector = s.labelSelector }
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	inf := &informer{m: m, spec: s, machines: s.gvr == machinesGVR}
+	inf := &informer{m: m, machines: s.gvr == machinesGVR}
 	switch {
 	case s.typed:
 		inf.inf = coreinformers.NewFilteredSecretInformer(m.kube, m.namespace, 0, indexers, tweak)
@@ -319,6 +319,10 @@ func (r *recorder) reset() {
 	r.duplicates, r.outOfOrder, r.events = 0, 0, 0
 }
 
+// handler is watcher w's event handler: an update whose write number differs from the cached object's is
+// the sighting of that write (a relist's replace of an unchanged object is not); an update older than the
+// cached object (by resourceVersion) is out of order, and a write seen again after another is a
+// duplicate.
 func (r *recorder) handler(w int) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {

@@ -52,8 +52,8 @@ func TestSmoke(t *testing.T) {
 	if c == nil || c.err != "" {
 		t.Fatalf("cut-over: %+v", c)
 	}
-	if c.labels < 8 {
-		t.Errorf("cut-over: %d label changes, want at least 8 (two moves)", c.labels)
+	if c.labels != 6 {
+		t.Errorf("cut-over: %d label changes, want 6 (two moves of three)", c.labels)
 	}
 	if c.stillCounts.relists != 0 {
 		t.Errorf("cut-over: %d relists by the informers of the namespace not moving", c.stillCounts.relists)
