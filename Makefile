@@ -5,7 +5,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate docs verify lint bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
+.PHONY: all build release cross image generate docs verify lint bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-scale bench-idle bench-migration fuzz demo kube clean
 
 all: build
 
@@ -116,6 +116,15 @@ bench:
 BENCH_E2E_FLAGS ?=
 bench-e2e:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/e2e $(BENCH_E2E_FLAGS)
+
+## bench-scale: the shared proxy at HyperShift's scale beside the bare reverse proxy, in one run: NAMESPACES
+## hosted-control-plane namespaces (100, 250, 500), each with a CAPI manager's and the AWS provider's informers
+## on connections of their own, HyperShift's operator's cluster-wide ones, steady Machine writes and a restart
+## of the proxy (tests/bench/scale, docs/performance.md). BENCH_SCALE_FLAGS="-duration 2m -rounds 2" ...
+NAMESPACES ?= 100
+BENCH_SCALE_FLAGS ?=
+bench-scale:
+	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/scale -namespaces $(NAMESPACES) $(BENCH_SCALE_FLAGS)
 
 ## bench-idle: the idle proxy's memory (RSS: anonymous and file-backed; Go heap) in front of a real apiserver, after start and after 150 s idle (tests/bench/idle)
 bench-idle:

@@ -255,14 +255,21 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 // is. A benchmark runs the proxy it measures from a binary of its own, so that no other process maps
 // its pages (a page two processes map stays resident in both, whatever either does).
 func (e *Env) StartProxyFrom(ctx context.Context, bin string, extraArgs ...string) (*Proxy, error) {
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	if err != nil {
+		return nil, err
+	}
+	return e.StartProxyWithCert(ctx, bin, certPEM, keyPEM, extraArgs...)
+}
+
+// StartProxyWithCert is StartProxyFrom serving certPEM and keyPEM (PEM, a self-signed certificate for
+// 127.0.0.1, which is also the Proxy's CAFile) instead of a fresh certificate: a proxy started in place of
+// another (behind one address, as a rolling update behind a Service) serves what its clients trust.
+func (e *Env) StartProxyWithCert(ctx context.Context, bin string, certPEM, keyPEM []byte, extraArgs ...string) (*Proxy, error) {
 	if _, err := os.Stat(bin); err != nil {
 		if err := e.Build(bin, "./proxy"); err != nil {
 			return nil, err
 		}
-	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
-	if err != nil {
-		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
