@@ -91,8 +91,11 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 // (passthrough.go); lists are still asked of the backend gzip'ed, and decompressed (listsGzip). HTTP
 // lets a server answer in identity whatever Accept-Encoding names (RFC 9110 section 12.5.3), and
 // client-go reads either. A client elsewhere, or a RemoteAddr that is not an address (a Unix socket),
-// keeps its header.
-func withLoopbackIdentity(next http.Handler) http.Handler {
+// keeps its header. With on false it leaves next as it is (Options.GzipLoopback).
+func withLoopbackIdentity(on bool, next http.Handler) http.Handler {
+	if !on {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Header["Accept-Encoding"]; ok && loopback(r.RemoteAddr) {
 			r.Header.Set("Accept-Encoding", "identity")
