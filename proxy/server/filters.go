@@ -14,7 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -131,18 +130,15 @@ func withUnrouted(next http.Handler) http.Handler {
 	})
 }
 
-// bodyVerbs are the verbs whose request body kube-apiserver reads up to its limit (an object, a patch,
-// DeleteOptions).
-var bodyVerbs = sets.New("create", "update", "patch", "delete", "deletecollection")
-
-// withBodyLimit answers a resource request whose body kube-apiserver would read up to its limit, and
+// withBodyLimit answers a resource request whose body kube-apiserver would read up to its limit
+// (classify.Request.Writes), and
 // whose declared Content-Length exceeds limit, with 413, as kube-apiserver would, before reading any of
 // it. Bodies without a declared length are bounded where the proxy reads them (readBody), or by the
 // backend where it forwards them unread.
 func withBodyLimit(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := exchangeFrom(r.Context()).req
-		if r.ContentLength > limit && req.IsResource && !req.LongRunning && bodyVerbs.Has(req.Verb) {
+		if r.ContentLength > limit && req.IsResource && !req.LongRunning && req.Writes() {
 			status.Write(w, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)))
 			return
 		}

@@ -98,7 +98,7 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 			notFound(resp)
 			return nil
 		}
-		status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+		upstreamWarnings(resp)
 		translateStatus := s.bodies.Upstream
 		switch contentType := resp.Header.Get("Content-Type"); {
 		case negotiate.IsProtobuf(contentType):
@@ -177,7 +177,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		// client's own bytes for whatever they reach.
 		return nil
 	}
-	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" {
+	if !req.SendsObject() {
 		// delete and deletecollection carry DeleteOptions, which name no group.
 		return s.bufferBody(r)
 	}
@@ -304,9 +304,7 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 // fieldSelector of a list, watch or deletecollection of a resource that selects on a group-carrying
 // field (Events by involvedObject.apiVersion). The error is an API status.
 func translateQuery(r *http.Request, req classify.Request) error {
-	switch req.Verb {
-	case "list", "watch", "deletecollection":
-	default:
+	if !req.Selects() {
 		return nil
 	}
 	q := r.URL.Query()
