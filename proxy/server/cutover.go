@@ -146,7 +146,7 @@ func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *excha
 		status.Write(w, err)
 		return
 	}
-	ex.req.BackendPath = r.URL.Path
+	ex.backendPath = r.URL.Path
 	ex.respond = func(*http.Response) error { return nil } // endWatch still applies (modifyResponse)
 	s.proxy.ServeHTTP(w, r)
 }

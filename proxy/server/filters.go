@@ -19,10 +19,17 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
-// exchange is what the steps of one request share through its context: the classification, and the
-// response step chosen for it (nil: the response is forwarded as it is).
+// exchange is what the steps of one request share through its context: the classification, where the
+// request goes, and the response step chosen for it (nil: the response is forwarded as it is).
 type exchange struct {
+	// req is the classification, decided once by withClass and never changed: other packages read the
+	// same value (classify.FromContext).
 	req classify.Request
+	// backendPath is the URL path the request is sent to (rewrite): req.BackendPath, but for a request
+	// served from the upstream groups (serveUpstream, cutover.go: its own path) and one of a
+	// CustomResourceDefinition or APIService named by its upstream name (serveGroupNamed: the private
+	// object's path).
+	backendPath string
 	// url is the URL of the request classified, which tells it from the requests a handler makes itself.
 	url     *url.URL
 	respond func(*http.Response) error
@@ -79,7 +86,7 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 			return
 		}
 		req := c.Classify(r)
-		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL})
+		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL, backendPath: req.BackendPath})
 		next.ServeHTTP(w, r.WithContext(classify.NewContext(ctx, req)))
 	})
 }
