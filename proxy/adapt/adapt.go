@@ -243,7 +243,7 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
 			klog.V(loglevel.Unusual).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
 		}
-	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && !asksTable(r):
+	case x.req.AnswersList() && !asksTable(r):
 		var buf bytes.Buffer
 		if err := stream.List(&buf, resp.body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))

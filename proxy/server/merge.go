@@ -325,9 +325,7 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 	sub.Header.Del("Content-Type")
 	negotiate.Narrow(sub.Header, negotiate.CustomResource)
 	if upstream {
-		req := s.classifier.Classify(sub)
-		req.BackendPath = path
-		ex := &exchange{req: req, url: sub.URL, respond: func(*http.Response) error { return nil }}
+		ex := &exchange{req: s.classifier.Classify(sub), url: sub.URL, backendPath: path, respond: func(*http.Response) error { return nil }}
 		sub = sub.WithContext(context.WithValue(ctx, exchangeKey{}, ex))
 	}
 	return sub, func() { stop(); cancel() }

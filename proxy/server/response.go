@@ -276,7 +276,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
 	}
-	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	upstreamWarnings(resp)
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
@@ -316,7 +316,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 // backend compressed it if the client accepts that (passThroughGzip).
 func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	req := ex.req
-	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	upstreamWarnings(resp)
 	if !req.IsResource {
 		return nil
 	}
@@ -373,7 +373,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil
-	case (req.Verb == "list" || req.Verb == "deletecollection") && (objects.Row != nil || !negotiate.AsksTable(resp.Request.Header.Get("Accept"))):
+	case req.AnswersList() && (objects.Row != nil || !negotiate.AsksTable(resp.Request.Header.Get("Accept"))):
 		// A list, or its Table (kubectl get) where objects translate its rows.
 		return s.listBody(ex, resp, objects)
 	default:
@@ -384,7 +384,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 
 // discoveryResponse rewrites a discovery document (or translates the Status of a failed request).
 func (s *server) discoveryResponse(resp *http.Response) error {
-	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	upstreamWarnings(resp)
 	discovery.Response(resp.Header)
 	if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
@@ -450,6 +450,15 @@ func modifyResponse(resp *http.Response) error {
 		return compress(resp)
 	}
 	return nil
+}
+
+// upstreamWarnings translates the Warning headers of resp, a backend's answer the proxy translates, to
+// the upstream groups (status.Warnings): kube-apiserver's warnings name the kinds and fields they are
+// about (deprecated versions, unknown or duplicate fields). It is the one place a Warning header is
+// translated; an answer passed on untranslated (a namespace served from the upstream groups, a switch
+// of protocols) keeps its headers as they are.
+func upstreamWarnings(resp *http.Response) {
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 }
 
 // notFound turns resp into kube-apiserver's answer for a path it does not serve (status.NotFound).
