@@ -29,14 +29,18 @@ const deprecatedFamily = "capi_proxy_requested_deprecated_apis_total"
 // that stops serving v1beta1, as an operator reads them off the proxy's /metrics:
 //   - a controller-runtime client with the User-Agent CAPI's manager sets
 //     (remote.DefaultClusterAPIUserAgent("cluster-api-controller-manager")) lists and watches v1beta1
-//     Machines: capi-manager, 2, the watch counted while it is open; its v1beta2 list counts nowhere;
-//   - kubectl gets v1beta1 Machines: kubectl, 1;
+//     MachineHealthChecks: capi-manager, 2, the watch counted while it is open; its v1beta2 list counts
+//     nowhere;
+//   - kubectl gets v1beta1 MachineHealthChecks: kubectl, 1;
 //   - a request whose token the apiserver refuses (401) counts nowhere;
 //   - attack: hundreds of distinct made-up User-Agents (long ones, ones close to a known product, ones
 //     that name it past the words read) all count as other, and imitations of CAPI's managers with
 //     made-up source names as the binary they name (manager), so the family keeps 4 series.
 //
-// The test runs a proxy of its own, whose counters no other test moves.
+// The test runs a proxy of its own, whose counters no other test moves. MachineHealthChecks, not
+// Machines: the apiserver serves a v1beta1 list from a watch cache of every namespace's objects, which
+// it fills again after a restart (TestWatch restarts it) by converting them all, and other tests leave
+// Machines and Clusters whose references name kinds no CRD serves (their conversion fails, as directly).
 func TestDeprecatedAPIsByComponent(t *testing.T) {
 	o := startOwnProxy(t)
 	ctx := context.Background()
@@ -54,18 +58,18 @@ func TestDeprecatedAPIsByComponent(t *testing.T) {
 	}
 	ns := namespace(t, manager)
 
-	if err := manager.List(ctx, &clusterv1beta1.MachineList{}, client.InNamespace(ns)); err != nil {
+	if err := manager.List(ctx, &clusterv1beta1.MachineHealthCheckList{}, client.InNamespace(ns)); err != nil {
 		t.Fatalf("v1beta1 list: %v", err)
 	}
-	if err := manager.List(ctx, &clusterv1.MachineList{}, client.InNamespace(ns)); err != nil {
+	if err := manager.List(ctx, &clusterv1.MachineHealthCheckList{}, client.InNamespace(ns)); err != nil {
 		t.Fatalf("v1beta2 list: %v", err)
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	w, err := manager.Watch(watchCtx, &clusterv1beta1.MachineList{}, client.InNamespace(ns))
+	w, err := manager.Watch(watchCtx, &clusterv1beta1.MachineHealthCheckList{}, client.InNamespace(ns))
 	if err != nil {
 		t.Fatalf("v1beta1 watch: %v", err)
 	}
-	series := map[string]string{"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "machines", "subresource": "",
+	series := map[string]string{"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "machinehealthchecks", "subresource": "",
 		"removed_release": upstream.CAPIV1Beta1Removal, "component": "capi-manager"}
 	// The watch is open: it counted when the apiserver answered it, before its headers reached the client.
 	if v := deprecatedRequests(t, o.p)[labelString(series)]; v != 2 {
@@ -74,9 +78,9 @@ func TestDeprecatedAPIsByComponent(t *testing.T) {
 	w.Stop()
 	stopWatch()
 
-	kubectlVia(t, o.p, "get", "machines.v1beta1.cluster.x-k8s.io", "-n", ns)
+	kubectlVia(t, o.p, "get", "machinehealthchecks.v1beta1.cluster.x-k8s.io", "-n", ns)
 
-	path := "/apis/cluster.x-k8s.io/v1beta1/namespaces/" + ns + "/machines"
+	path := "/apis/cluster.x-k8s.io/v1beta1/namespaces/" + ns + "/machinehealthchecks"
 	refused := newRawClient(t, o.p.Config("not-a-token"))
 	if resp, data := refused.do(t, http.MethodGet, path, "", "User-Agent: kubectl/v1.35.4 (linux/amd64) kubernetes/abcdef0"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a list with a token the apiserver does not know: %d, want 401: %s", resp.StatusCode, data)
