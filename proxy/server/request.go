@@ -118,7 +118,7 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // prepareResource negotiates what the backend answers a resource request in. CBOR and YAML cannot be
 // translated, nor protobuf of kinds the proxy does not know: Accept is narrowed to JSON, keeping the shape
 // asked for (as=Table, PartialObjectMetadata, ...), and protobuf is kept where the proxy translates it
-// (negotiate.AcceptProtobuf): built-in kinds (body.DecodesProtobuf), and PartialObjectMetadata of any
+// (negotiate.AcceptProtobuf): the built-in kinds it knows (body.DecodesProtobuf), and PartialObjectMetadata of any
 // resource; when the backend can serve no range, it answers its own 406. This holds for every resource,
 // since any object's ownerReferences may point at a mapped group (a Secret owned by a Cluster); client-go
 // decodes the answer by its Content-Type. CRDs and APIServices (whose answers package groupnamed rewrites
@@ -138,7 +138,8 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	if ex.req.Class == classify.CRD || ex.req.Class == classify.APIService || ex.req.WebSocket {
 		negotiate.Narrow(r.Header, endpoint)
 	} else {
-		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped && body.DecodesProtobuf(ex.req.Group))
+		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped &&
+			body.DecodesProtobuf(schema.GroupVersionResource{Group: ex.req.Group, Version: ex.req.Version, Resource: ex.req.Resource}))
 	}
 	ex.gzip = acceptsGzip(r.Header)
 	// Named, so that the transport neither asks for gzip itself nor decompresses. A compressed answer

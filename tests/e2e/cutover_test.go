@@ -35,7 +35,7 @@ import (
 )
 
 var (
-	// upstreamClusters are Clusters in the platform's CRD (CAPI v1.10.10 serves v1beta1); privateClusters
+	// upstreamClusters are Clusters in the platform's CRD (every platform release serves v1beta1); privateClusters
 	// their private twins, as the backend stores them.
 	upstreamClusters = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "clusters"}
 	privateClusters  = schema.GroupVersionResource{Group: "cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "clusters"}
