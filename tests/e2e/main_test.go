@@ -1,6 +1,7 @@
 // Package e2e drives the proxy with real clients against a real kube-apiserver, etcd and
-// kube-controller-manager, with the private CRDs installed beside an older release of the upstream CAPI
-// CRDs, as on a HyperShift management cluster where the platform runs its own CAPI.
+// kube-controller-manager, with the private CRDs installed beside the upstream CAPI CRDs of the
+// platform's release (platformCAPI, or E2E_PLATFORM_CAPI), as on a HyperShift management cluster where
+// the platform runs its own CAPI.
 package e2e
 
 import (

@@ -1,7 +1,7 @@
 // Package framework runs the real components the e2e tests drive: a kube-apiserver, etcd and
-// kube-controller-manager built from the Go module proxy (hack/kube-env.sh), the private CRDs beside a
-// different version of the upstream CAPI CRDs (as on a real management cluster), and the proxy binary
-// built from ./proxy, serving TLS on loopback.
+// kube-controller-manager built from the Go module proxy (hack/kube-env.sh), the private CRDs beside the
+// platform's own upstream CAPI CRDs (as on a real management cluster), and the proxy binary built from
+// ./proxy, serving TLS on loopback.
 package framework
 
 import (
