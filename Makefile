@@ -2,9 +2,10 @@
 SHELL := /usr/bin/env bash -o errexit -o pipefail -o nounset
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT := $(BIN)/golangci-lint
 GO_TEST_FLAGS ?=
 
-.PHONY: all build release cross image generate verify bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-idle bench-migration fuzz demo kube clean
+.PHONY: all build release cross image generate docs verify lint bump bump-rehearsal test test-unit test-e2e bench bench-e2e bench-scale bench-idle bench-migration fuzz demo kube clean
 
 all: build
 
@@ -56,10 +57,28 @@ $(CONTROLLER_GEN): hack/tools/go.mod hack/tools/go.sum
 generate: $(CONTROLLER_GEN)
 	go run ./generator -root . -controller-gen $(CONTROLLER_GEN)
 
-## verify: regenerate and fail if anything differs from what is committed
-verify: generate
-	@git diff --exit-code -- apis/private zz_generated config || { echo "generated code is out of date: run 'make generate' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- apis/private zz_generated config)" || { git status --porcelain -- apis/private zz_generated config; echo "generated files are not committed"; exit 1; }
+## docs: the reference tables of docs/operations.md (flags, metrics, health checks, log levels) from the code
+## that defines them (hack/docgen). Not part of generate: it builds the proxy, which make bump runs
+## generate before it can (go mod tidy comes after).
+docs:
+	go run ./hack/docgen -root .
+
+# What make generate and make docs write.
+GENERATED := apis/private zz_generated config docs/operations.md
+
+## verify: regenerate code and docs and fail if anything differs from what is committed
+verify: generate docs
+	@git diff --exit-code -- $(GENERATED) || { echo "generated code or docs are out of date: run 'make generate docs' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated files are not committed"; exit 1; }
+
+# golangci-lint from its own module (hack/lint), for the same reason.
+$(GOLANGCI_LINT): hack/lint/go.mod hack/lint/go.sum
+	cd hack/lint && go build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+## lint: golangci-lint (.golangci.yml: staticcheck, unused, errorlint, govet, ineffassign, gofmt) over the root module and tests/alerts
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+	cd tests/alerts && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 ## bump: CAPI=<version> [PROVIDER="<module>@<version> ..."] [PLATFORM=<version>] [CONTROLLER_GEN_VERSION=<version>]:
 ## update the pins (go.mod, hack/capi, the platform CRDs of e2e, hack/tools), regenerate, and print the bump report (hack/bump.sh)
@@ -80,16 +99,22 @@ bump-rehearsal:
 kube:
 	hack/build-kube.sh
 
-## test: every test: verify, unit tests, the image's cross-compiles, and the e2e tests against a real kube-apiserver
-test: verify test-unit cross test-e2e
+## test: every test: verify, lint, unit tests, the image's cross-compiles, and the e2e tests against a real kube-apiserver
+test: verify lint test-unit cross test-e2e
 
 test-unit:
 	go vet ./...
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /tests)
 	cd tests/alerts && go vet ./... && go test $(GO_TEST_FLAGS) ./...
 
+# tests/e2e installs the platform's own CAPI CRDs beside the private ones: for every test those of its
+# default release (what OCP 4.22 installs), then PLATFORM_CAPI_NEWER's (what newer platforms install) for
+# the tests of the boundary only (tests/e2e's platformTests).
+PLATFORM_CAPI_NEWER ?= v1.13.6
 test-e2e:
-	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go test $(GO_TEST_FLAGS) -count=1 -timeout 20m ./tests/...
+	bin="$$(hack/build-kube.sh | tail -n 1)"; \
+	KUBE_BIN_DIR="$$bin" go test $(GO_TEST_FLAGS) -count=1 -timeout 20m ./tests/... && \
+	KUBE_BIN_DIR="$$bin" E2E_PLATFORM_CAPI=$(PLATFORM_CAPI_NEWER) go test $(GO_TEST_FLAGS) -count=1 -timeout 20m ./tests/e2e/
 
 ## bench: translation benchmarks (typed conversion vs bare JSON decode+encode)
 bench:
@@ -100,6 +125,15 @@ bench:
 BENCH_E2E_FLAGS ?=
 bench-e2e:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/e2e $(BENCH_E2E_FLAGS)
+
+## bench-scale: the shared proxy at HyperShift's scale beside the bare reverse proxy, in one run: NAMESPACES
+## hosted-control-plane namespaces (100, 250, 500), each with a CAPI manager's and the AWS provider's informers
+## on connections of their own, HyperShift's operator's cluster-wide ones, steady Machine writes and a restart
+## of the proxy (tests/bench/scale, docs/performance.md). BENCH_SCALE_FLAGS="-duration 2m -rounds 2" ...
+NAMESPACES ?= 100
+BENCH_SCALE_FLAGS ?=
+bench-scale:
+	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/scale -namespaces $(NAMESPACES) $(BENCH_SCALE_FLAGS)
 
 ## bench-idle: the idle proxy's memory (RSS: anonymous and file-backed; Go heap) in front of a real apiserver, after start and after 150 s idle (tests/bench/idle)
 bench-idle:

@@ -43,7 +43,8 @@ func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		pkgs        []upstream.Package
-		conversions []string // candidate conversion packages, relative to this module
+		conversions []string          // candidate conversion packages, relative to this module
+		removed     map[string]string // Tables.RemovedReleases
 	}{{
 		name: "widget",
 		pkgs: []upstream.Package{
@@ -51,6 +52,7 @@ func TestGolden(t *testing.T) {
 			{Path: fixtures + "/widget/v1beta2", Dir: "widget/v1beta2", Contract: "v1beta2"},
 		},
 		conversions: []string{"generator/testdata/apis/widget/conversion"},
+		removed:     map[string]string{fixtures + "/widget/v1beta1": "v2.0"},
 	}, {
 		name: "gizmo",
 		pkgs: []upstream.Package{
@@ -62,6 +64,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tables := fixtureTables
 			tables.Conversions = []upstream.ConversionModule{{Module: projectModule, Packages: tc.conversions}}
+			tables.RemovedReleases = tc.removed
 			m, err := model.LoadWith(projectModule, tc.pkgs, tables)
 			if err != nil {
 				t.Fatal(err)
@@ -110,6 +113,27 @@ func TestGoldenUnclassifiable(t *testing.T) {
 		t.Fatal("loading the broken fixture succeeded, want an error")
 	}
 	compareFile(t, filepath.Join("testdata", "golden", "unclassifiable.txt"), []byte(err.Error()+"\n"))
+}
+
+// TestRemovedReleaseNeedsDeprecation: a removed release for a package upstream does not deprecate, or for
+// one the table does not mirror, fails generation with a message naming the package and the kind.
+func TestRemovedReleaseNeedsDeprecation(t *testing.T) {
+	pkgs := []upstream.Package{{Path: fixtures + "/widget/v1beta2", Dir: "widget/v1beta2", Contract: "v1beta2"}}
+	tables := fixtureTables
+	tables.RemovedReleases = map[string]string{fixtures + "/widget/v1beta2": "v2.0", fixtures + "/widget/v1beta1": "v2.0"}
+	_, err := model.LoadWith(projectModule, pkgs, tables)
+	if err == nil {
+		t.Fatal("loading succeeded, want an error")
+	}
+	for _, want := range []string{
+		"widget/v1beta1: a removed release (v2.0) for a package that is not mirrored",
+		"widget/v1beta2: a removed release (v2.0), but upstream does not deprecate its kind Gadget",
+		"widget/v1beta2: a removed release (v2.0), but upstream does not deprecate its kind Widget",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
 }
 
 // compareTree compares every file below got with the same path plus ".golden" below want.

@@ -126,8 +126,11 @@ func goModule(root string) func(path string) (emit.Module, error) {
 			if out, err = dl.Output(); err != nil {
 				return emit.Module{}, fmt.Errorf("go mod download %s: %w", path, err)
 			}
-			if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-				return emit.Module{}, fmt.Errorf("go mod download %s: no directory (%v)", path, err)
+			if err := json.Unmarshal(out, &m); err != nil {
+				return emit.Module{}, fmt.Errorf("go mod download %s: %w", path, err)
+			}
+			if m.Dir == "" {
+				return emit.Module{}, fmt.Errorf("go mod download %s: no directory", path)
 			}
 		}
 		return m, nil

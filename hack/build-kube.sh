@@ -32,8 +32,15 @@ if up_to_date; then
 else
 	echo "build-kube: building $want_stamp into $bin_dir (cold build: several minutes)" >&2
 	mkdir -p "$bin_dir"
+	# A build stopped without its EXIT trap (a machine restart) leaves its directory: remove those whose
+	# build no longer runs (the PID in their name).
+	for old in "$bin_dir"/.build.*.*; do
+		pid="${old#"$bin_dir"/.build.}"
+		pid="${pid%%.*}"
+		if [[ -d "$old" && "$pid" =~ ^[0-9]+$ && ! -d "/proc/$pid" ]]; then rm -rf "$old"; fi
+	done
 	# Build next to the cache (same filesystem) so the final mv is an atomic rename.
-	tmp="$(mktemp -d "$bin_dir/.build.XXXXXX")"
+	tmp="$(mktemp -d "$bin_dir/.build.$$.XXXXXX")"
 	trap 'rm -rf "$tmp"' EXIT
 	trap 'exit 130' INT TERM
 

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options/flagname"
 )
 
 // Names, ports and paths every rendering shares.
@@ -104,13 +105,13 @@ func (s Shared) defaults() (Shared, error) {
 // ServingCertDir for the API and the webhook.
 func SharedArgs() []string {
 	return []string{
-		"--listen=:" + strconv.Itoa(APIPort),
-		"--webhook-listen=:" + strconv.Itoa(WebhookPort),
-		"--metrics-listen=:" + strconv.Itoa(MetricsPort),
-		"--auth-mode=pass-through",
-		"--kubeconfig=" + path.Join(BackendKubeconfigDir, KubeconfigKey),
-		"--tls-cert-file=" + path.Join(ServingCertDir, corev1.TLSCertKey),
-		"--tls-private-key-file=" + path.Join(ServingCertDir, corev1.TLSPrivateKeyKey),
+		flagname.Arg(flagname.Listen, ":"+strconv.Itoa(APIPort)),
+		flagname.Arg(flagname.WebhookListen, ":"+strconv.Itoa(WebhookPort)),
+		flagname.Arg(flagname.MetricsListen, ":"+strconv.Itoa(MetricsPort)),
+		flagname.Arg(flagname.AuthMode, "pass-through"),
+		flagname.Arg(flagname.Kubeconfig, path.Join(BackendKubeconfigDir, KubeconfigKey)),
+		flagname.Arg(flagname.TLSCertFile, path.Join(ServingCertDir, corev1.TLSCertKey)),
+		flagname.Arg(flagname.TLSPrivateKeyFile, path.Join(ServingCertDir, corev1.TLSPrivateKeyKey)),
 	}
 }
 

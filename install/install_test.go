@@ -1,13 +1,18 @@
 package install_test
 
 import (
+	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/openshift/hypershift-capi-proxy/install"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 )
 
 func TestShared(t *testing.T) {
@@ -114,5 +119,33 @@ func TestCRDs(t *testing.T) {
 	}
 	if len(crds) < 100 || webhooks == 0 {
 		t.Errorf("%d CRDs, %d with a conversion webhook", len(crds), webhooks)
+	}
+}
+
+// TestArgsAreTheProxysFlags: the arguments each topology renders are flags of the proxy command, with
+// values it accepts (the files they name are mounted in the pod), and the metrics port is its default.
+func TestArgsAreTheProxysFlags(t *testing.T) {
+	for name, args := range map[string][]string{
+		"shared":                 install.SharedArgs(),
+		"sidecar":                install.SidecarArgs(install.Sidecar{}),
+		"sidecar with a backend": install.SidecarArgs(install.Sidecar{BackendKubeconfigSecret: "backend"}),
+	} {
+		o := options.NewOptions()
+		var fss cliflag.NamedFlagSets
+		o.AddFlags(&fss)
+		fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		for _, section := range fss.Order {
+			fs.AddFlagSet(fss.FlagSets[section])
+		}
+		if err := fs.Parse(args); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if err := errors.Join(append([]error{o.Complete()}, o.Validate()...)...); err != nil {
+			t.Errorf("%s: %q: %v", name, args, err)
+		}
+	}
+	if want := ":" + strconv.Itoa(install.MetricsPort); options.DefaultMetricsListen != want {
+		t.Errorf("the proxy's --metrics-listen defaults to %s, install.MetricsPort is %s", options.DefaultMetricsListen, want)
 	}
 }

@@ -22,6 +22,9 @@ const Job = Name
 // Alerts are the proxy's alerting rules, named after what an SRE sees: a symptom of the CAPI controllers
 // behind the proxy, not a cause inside it. Their metrics are the proxy's (package proxy/metrics) and
 // Prometheus' own up; tests parse every expression with Prometheus' parser and check each metric name.
+// Severities: critical (CAPI objects cannot be read or written), warning (they are, slowly or partly),
+// info (nothing fails yet: CAPIDeprecatedVersionInUse, which may fire for months before the release it
+// warns of, like OpenShift's APIRemovedInNextReleaseInUse).
 func Alerts() []Alert {
 	const runbook = "https://github.com/openshift/hypershift-capi-proxy/blob/main/docs/operations.md#"
 	alert := func(name, severity, forDuration, expr, summary, description string) Alert {
@@ -75,6 +78,13 @@ func Alerts() []Alert {
 			"CAPI version conversions are slow: the 99th percentile is above 2 seconds.",
 			"The apiserver waits more than 2 seconds for 1% of the CAPI proxy's conversions in {{ $labels.namespace }}; "+
 				"near its 30-second webhook timeout lists of CAPI objects in another version fail."),
+		alert("CAPIDeprecatedVersionInUse", "info", "1h",
+			`sum by (namespace, component, group, version, removed_release) `+
+				`(increase(capi_proxy_requested_deprecated_apis_total{removed_release!=""}[1h])) > 0`,
+			"A component still uses a CAPI API version that a coming release stops serving.",
+			"{{ $labels.component }} has been requesting {{ $labels.group }}/{{ $labels.version }} through the CAPI proxy "+
+				"in {{ $labels.namespace }} for more than an hour, and release {{ $labels.removed_release }} stops serving that "+
+				"version: move the component to a newer version before upgrading to that release, or its requests will fail."),
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clientcmdlatest "k8s.io/client-go/tools/clientcmd/api/latest"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/options/flagname"
 )
 
 const (
@@ -65,15 +67,15 @@ func (s Sidecar) defaults() Sidecar {
 func SidecarArgs(s Sidecar) []string {
 	s = s.defaults()
 	args := []string{
-		"--listen=" + net.JoinHostPort("127.0.0.1", strconv.Itoa(APIPort)),
-		"--webhook-listen=:" + strconv.Itoa(WebhookPort),
-		"--metrics-listen=:" + strconv.Itoa(MetricsPort),
-		"--auth-mode=sidecar",
-		"--tls-cert-file=" + path.Join(ServingCertDir, corev1.TLSCertKey),
-		"--tls-private-key-file=" + path.Join(ServingCertDir, corev1.TLSPrivateKeyKey),
+		flagname.Arg(flagname.Listen, net.JoinHostPort("127.0.0.1", strconv.Itoa(APIPort))),
+		flagname.Arg(flagname.WebhookListen, ":"+strconv.Itoa(WebhookPort)),
+		flagname.Arg(flagname.MetricsListen, ":"+strconv.Itoa(MetricsPort)),
+		flagname.Arg(flagname.AuthMode, "sidecar"),
+		flagname.Arg(flagname.TLSCertFile, path.Join(ServingCertDir, corev1.TLSCertKey)),
+		flagname.Arg(flagname.TLSPrivateKeyFile, path.Join(ServingCertDir, corev1.TLSPrivateKeyKey)),
 	}
 	if s.BackendKubeconfigSecret != "" {
-		args = append(args, "--kubeconfig="+path.Join(BackendKubeconfigDir, KubeconfigKey))
+		args = append(args, flagname.Arg(flagname.Kubeconfig, path.Join(BackendKubeconfigDir, KubeconfigKey)))
 	}
 	return args
 }

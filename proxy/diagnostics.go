@@ -13,15 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
+	"github.com/openshift/hypershift-capi-proxy/proxy/health"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
-
-// defaultMetricsListen is --metrics-listen's default: every interface, so that kubelet probes and
-// Prometheus reach it on the pod's IP, on a port that the CAPI managers and providers the proxy runs
-// beside in sidecar mode (same network namespace) do not use for their own metrics, probes or webhooks
-// (8080, 8443, 9440, 9443).
-const defaultMetricsListen = ":9446"
 
 // diagnostics serves /metrics, /healthz and /readyz on a listener of its own.
 type diagnostics struct {
@@ -31,13 +27,12 @@ type diagnostics struct {
 	shuttingDown atomic.Bool
 }
 
-// diagnostics listens on --metrics-listen (nil if disabled): /metrics serves m (and /debug/pprof with
-// --profiling); /healthz answers while
-// the process serves; /readyz while the backend answers (server.BackendReady) and the proxy is not
-// shutting down, and crds (when not nil) has synced. Both health endpoints take controller-runtime's healthz forms: /readyz/<check>, and
-// ?verbose for a per-check report.
-func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crdcache.Cache) (*diagnostics, error) {
-	if o.metricsListen == "" || o.metricsListen == "0" {
+// newDiagnostics listens on --metrics-listen (nil if disabled: empty once completed): /metrics serves m
+// (and /debug/pprof with --profiling); /healthz and /readyz run the checks package health names (ping;
+// backend, shutdown, and namespaces with opts.Namespaces and crds when not nil), with
+// controller-runtime's healthz handlers: /readyz/<check> runs one, ?verbose reports each.
+func newDiagnostics(o *options.Options, opts server.Options, m *metrics.Metrics, crds *crdcache.Cache) (*diagnostics, error) {
+	if o.MetricsListen == "" {
 		return nil, nil
 	}
 	backendReady, err := server.BackendReady(opts)
@@ -45,33 +40,19 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crd
 		return nil, err
 	}
 	d := &diagnostics{}
-	ready := &healthz.Handler{Checks: map[string]healthz.Checker{
-		"backend": backendReady,
-		"shutdown": func(*http.Request) error {
-			if d.shuttingDown.Load() {
-				return errors.New("shutting down")
-			}
-			return nil
-		},
-	}}
-	if opts.Namespaces != nil {
-		ready.Checks["namespaces"] = opts.Namespaces.Ready
-	}
-	if crds != nil {
-		ready.Checks["crds"] = crds.Ready
-	}
-	live := &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}
+	ready := &healthz.Handler{Checks: readyChecks(backendReady, d.shuttingDown.Load, opts.Namespaces, crds)}
+	live := &healthz.Handler{Checks: map[string]healthz.Checker{health.Ping: healthz.Ping}}
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
-	if o.profiling {
+	if o.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	for path, h := range map[string]http.Handler{"/healthz": live, "/readyz": ready} {
+	for path, h := range map[string]http.Handler{health.Healthz: live, health.Readyz: ready} {
 		mux.Handle(path, http.StripPrefix(path, h))
 		mux.Handle(path+"/", http.StripPrefix(path, h))
 	}
@@ -80,10 +61,31 @@ func (o *options) diagnostics(opts server.Options, m *metrics.Metrics, crds *crd
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          klog.NewStandardLogger("WARNING"),
 	}
-	if d.ln, err = net.Listen("tcp", o.metricsListen); err != nil {
-		return nil, fmt.Errorf("listening on --metrics-listen %s: %w", o.metricsListen, err)
+	if d.ln, err = net.Listen("tcp", o.MetricsListen); err != nil {
+		return nil, fmt.Errorf("listening on --metrics-listen %s: %w", o.MetricsListen, err)
 	}
 	return d, nil
+}
+
+// readyChecks are /readyz's checks: the backend answers (backendReady), the proxy is not shutting down,
+// and the caches have their first lists: namespaces and crds, when not nil.
+func readyChecks(backendReady healthz.Checker, shuttingDown func() bool, namespaces *server.Namespaces, crds *crdcache.Cache) map[string]healthz.Checker {
+	checks := map[string]healthz.Checker{
+		health.Backend: backendReady,
+		health.Shutdown: func(*http.Request) error {
+			if shuttingDown() {
+				return errors.New("shutting down")
+			}
+			return nil
+		},
+	}
+	if namespaces != nil {
+		checks[health.Namespaces] = namespaces.Ready
+	}
+	if crds != nil {
+		checks[health.CRDs] = crds.Ready
+	}
+	return checks
 }
 
 func (d *diagnostics) serve() error {

@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -56,9 +57,17 @@ func TestAdmissionFlags(t *testing.T) {
 		{"twice", []string{"cluster-api=https://a:1", "cluster-api=https://b:1"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := &options{admissionWebhooks: tc.flags}
-			h, err := o.admission(table, nil)
-			if (err == nil) != tc.ok || (tc.ok && h == nil) {
+			o := options.NewOptions()
+			o.Kubeconfig, o.InsecureServeHTTP = "k", true
+			o.AdmissionWebhooks = tc.flags
+			if errs := o.Validate(); (len(errs) == 0) != tc.ok {
+				t.Fatalf("Validate(%v) = %v, want ok=%v", tc.flags, errs, tc.ok)
+			}
+			if !tc.ok {
+				return
+			}
+			h, err := admission(o, table, nil)
+			if err != nil || h == nil {
 				t.Errorf("admission(%v) = %v, %v", tc.flags, h, err)
 			}
 		})

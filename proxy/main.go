@@ -58,67 +58,31 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
-	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
-	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
-
-// options are the command line flags.
-type options struct {
-	listen            string
-	kubeconfig        string
-	backendURL        string
-	backendCAFile     string
-	tlsCertFile       string
-	tlsKeyFile        string
-	insecureServeHTTP bool
-	dialTimeout       time.Duration
-	shutdownTimeout   time.Duration
-
-	authMode               string
-	identityHeaderPrefixes []string
-	metricsListen          string
-	responseHeaderTimeout  time.Duration
-
-	// followNamespaces makes the proxy follow the Namespaces' serving mode label (server.Namespaces).
-	followNamespaces bool
-	holdRetryAfter   time.Duration
-
-	webhookListen      string
-	webhookTLSCertFile string
-	webhookTLSKeyFile  string
-	// conversionMaxHeldBytes is webhook.Options.MaxHeldBytes.
-	conversionMaxHeldBytes int64
-
-	admissionWebhooks      []string
-	admissionWebhookCAFile string
-	profiling              bool
-	pageOutExecutable      bool
-}
 
 func main() {
 	if err := newCommand().Execute(); err != nil {
@@ -129,8 +93,13 @@ func main() {
 	klog.Flush()
 }
 
+// newCommand is the proxy command with its flags (package options) and its subcommands.
 func newCommand() *cobra.Command {
-	o := &options{}
+	return newCommandFor(options.NewOptions())
+}
+
+// newCommandFor is newCommand with its flags bound to o.
+func newCommandFor(o *options.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capi-proxy",
 		Short: "Serve the upstream Cluster API groups from HyperShift's private groups",
@@ -147,59 +116,17 @@ Commands:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
+			if err := completeAndValidate(o); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			return o.run(ctx)
+			return run(ctx, o)
 		},
 	}
 	// Flags in sections, as Kubernetes components print their --help (k8s.io/component-base/cli/flag).
 	var fss cliflag.NamedFlagSets
-	fs := fss.FlagSet("serving")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:8443", "Address to serve on (host:port).")
-	fs.StringVar(&o.tlsCertFile, "tls-cert-file", "", "PEM serving certificate (chain) of the proxy. Reloaded when the file changes: new connections get the new certificate, open ones keep theirs.")
-	fs.StringVar(&o.tlsKeyFile, "tls-private-key-file", "", "PEM private key of --tls-cert-file.")
-	fs.StringVar(&o.webhookListen, "webhook-listen", "", "Address (host:port) of a TLS listener serving only the webhooks (conversion at /convert, admission with --admission-webhook), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (they stay served on --listen).")
-	fs.StringVar(&o.webhookTLSCertFile, "webhook-tls-cert-file", "", "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
-	fs.StringVar(&o.webhookTLSKeyFile, "webhook-tls-private-key-file", "", "PEM private key of --webhook-tls-cert-file.")
-	fs.Int64Var(&o.conversionMaxHeldBytes, "conversion-webhook-max-held-bytes", webhook.DefaultMaxHeldBytes, fmt.Sprintf("Bytes of ConversionReviews the conversion webhook holds at once, on both listeners, as they are read, wait for their turn and are converted; a review beyond it is answered 429. The proxy's memory grows by about 3 times this at most. Below %d (one review's bound), the largest reviews are refused (413); 0 means the default.", webhook.MaxBodyBytes))
-	fs.BoolVar(&o.insecureServeHTTP, "insecure-serve-http", false, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "How long to wait for requests in flight on SIGTERM before closing their connections.")
-
-	fs = fss.FlagSet("backend")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the backend kube-apiserver. Its server address and TLS trust serve every request; its credentials serve the proxy's own reads (the Namespaces it follows, the CRDs whose contract labels it resolves) and, in sidecar mode, every request too; in pass-through mode clients' requests carry their own. In sidecar mode, without it and --backend-url: the pod's service account. Exclusive with --backend-url.")
-	fs.StringVar(&o.backendURL, "backend-url", "", "URL of the backend kube-apiserver, e.g. https://10.0.0.1:6443, without credentials: the proxy then reads nothing on its own (needs --follow-namespaces=false, and resolves referenced kinds from the route table only). Exclusive with --kubeconfig.")
-	fs.StringVar(&o.backendCAFile, "backend-ca-file", "", "PEM bundle of the certificate authorities that sign the backend's serving certificate (with --backend-url; the system roots if empty). Reloaded when the file changes, as a kubeconfig's certificate-authority file is.")
-	fs.DurationVar(&o.dialTimeout, "backend-dial-timeout", server.DefaultDialTimeout, "Timeout to connect to the backend; an unreachable backend is answered with 503.")
-	fs.DurationVar(&o.responseHeaderTimeout, "backend-response-header-timeout", server.DefaultResponseHeaderTimeout, "How long to wait for the backend's response headers of a request that is not long-running (watches, logs, exec, ... are exempt) before answering 504.")
-
-	fs = fss.FlagSet("authentication")
-	fs.StringVar(&o.authMode, "auth-mode", string(auth.PassThrough), "Whose credentials reach the backend: pass-through (each client's own) or sidecar (the kubeconfig's, or the pod's service account without --kubeconfig; needs a loopback --listen).")
-	fs.StringSliceVar(&o.identityHeaderPrefixes, "identity-header-prefixes", auth.DefaultIdentityHeaderPrefixes, "Prefixes of front-proxy identity headers removed from every request; must cover the backend's --requestheader-username-headers, --requestheader-group-headers, --requestheader-uid-headers and --requestheader-extra-headers-prefix.")
-
-	fs = fss.FlagSet("migration")
-	fs.BoolVar(&o.followNamespaces, "follow-namespaces", true, "Follow each Namespace's "+serving.Label+" label (the migration's per-namespace cut-over): serve its CAPI kinds from the upstream or private groups and hold their writes as it says. The identity of --kubeconfig (or the pod's service account) needs list and watch on namespaces; /readyz fails until the first list is in. Disable only where no namespace is ever migrated.")
-	fs.DurationVar(&o.holdRetryAfter, "hold-retry-after", server.DefaultHoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
-
-	fs = fss.FlagSet("admission")
-	fs.StringArrayVar(&o.admissionWebhooks, "admission-webhook", nil, "MANAGER=URL: the webhook server of a CAPI manager or provider (cluster-api, kubeadm-bootstrap, kubeadm-control-plane, aws, azure, gcp, ibmcloud, kubevirt, openstack, vsphere, vsphere-supervisor: the names of apis/private/webhooks), e.g. cluster-api=https://127.0.0.1:9443. The proxy serves that manager's admission webhooks on the private groups at "+webhook.AdmissionPathPrefix+"MANAGER/... and forwards them there. Repeatable.")
-	fs.StringVar(&o.admissionWebhookCAFile, "admission-webhook-ca-file", "", "PEM bundle of the certificate authorities that sign the webhook servers' certificates (the system roots if empty).")
-
-	fs = fss.FlagSet("diagnostics")
-	fs.StringVar(&o.metricsListen, "metrics-listen", defaultMetricsListen, `Address to serve /metrics, /healthz and /readyz on, in plain HTTP; "0" disables them.`)
-	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (/debug/pprof) on --metrics-listen.")
-	fs.BoolVar(&o.pageOutExecutable, "page-out-executable", true, "Return to the kernel the pages of the binary that starting touched, once the caches have their first lists, and those a burst of watches touched, after it (madvise MADV_PAGEOUT and MADV_DONTNEED, then posix_fadvise POSIX_FADV_DONTNEED; works as non-root from a read-only root filesystem): about 35 MiB of RSS an idle proxy does not use again. Pages used later are read back in on first use, one page at a time (MADV_RANDOM: no readahead).")
-
-	// Of klog's flags only -v and --vmodule, as Kubernetes components offer them (k8s.io/component-base/logs
-	// removed the others); logs go to stderr.
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	fs = fss.FlagSet("logging")
-	for _, name := range []string{"v", "vmodule"} {
-		fs.AddGoFlag(klogFlags.Lookup(name))
-	}
+	o.AddFlags(&fss)
 	for _, name := range fss.Order {
 		cmd.Flags().AddFlagSet(fss.FlagSets[name])
 	}
@@ -226,196 +153,104 @@ Commands:
 	return cmd
 }
 
-func (o *options) validate() error {
-	mode, err := auth.ParseMode(o.authMode)
-	if err != nil {
-		return fmt.Errorf("--auth-mode: %w", err)
-	}
-	if mode == auth.Sidecar {
-		if err := auth.RequireLoopback(o.listen); err != nil {
-			return fmt.Errorf("--listen: %w", err)
-		}
-		if o.backendURL != "" {
-			return errors.New("--backend-url carries no credentials, which the sidecar mode needs: use --kubeconfig, or neither for the pod's service account")
-		}
-	}
-	if o.followNamespaces && o.backendURL != "" {
-		return errors.New("--follow-namespaces watches namespaces with the credentials of --kubeconfig (or the pod's service account), which --backend-url has none of: use --kubeconfig, or --follow-namespaces=false")
-	}
-	switch {
-	case o.kubeconfig == "" && o.backendURL == "" && mode != auth.Sidecar:
-		return errors.New("one of --kubeconfig and --backend-url is required")
-	case o.kubeconfig != "" && o.backendURL != "":
-		return errors.New("--kubeconfig and --backend-url are exclusive")
-	case o.kubeconfig != "" && o.backendCAFile != "":
-		return errors.New("--backend-ca-file goes with --backend-url; a kubeconfig carries its own certificate authority")
-	}
-	if err := o.validateWebhook(); err != nil {
+// completeAndValidate completes o and returns every error of its flags at once (one error's own message
+// when there is one).
+func completeAndValidate(o *options.Options) error {
+	if err := o.Complete(); err != nil {
 		return err
 	}
-	if o.insecureServeHTTP {
-		if o.tlsCertFile != "" || o.tlsKeyFile != "" {
-			return errors.New("--insecure-serve-http excludes --tls-cert-file and --tls-private-key-file")
-		}
-		return nil
-	}
-	if o.tlsCertFile == "" || o.tlsKeyFile == "" {
-		return errors.New("--tls-cert-file and --tls-private-key-file are required (or --insecure-serve-http, for local debugging)")
-	}
-	return nil
+	return utilerrors.NewAggregate(o.Validate())
 }
 
-// backend returns the backend's rest.Config. In pass-through mode server.New uses only its address and
-// TLS trust.
-func (o *options) backend() (*rest.Config, error) {
-	if o.kubeconfig == "" && o.backendURL == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("no --kubeconfig, and the pod's service account: %w", err)
-		}
-		return cfg, nil
+// run serves until ctx ends, then shuts down.
+func run(ctx context.Context, o *options.Options) error {
+	setMemoryLimit()
+	p, err := newProxy(ctx, o)
+	if err != nil {
+		return err
 	}
-	if o.kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("loading --kubeconfig %s: %w", o.kubeconfig, err)
-		}
-		return cfg, nil
-	}
-	return &rest.Config{Host: o.backendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.backendCAFile}}, nil
+	return p.serve(ctx)
 }
 
-// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of referenced
-// kinds for conversions (convert.Converter.APIVersion), with the proxy's own identity: the kubeconfig's
-// credentials, or the pod's service account without --kubeconfig. With --backend-url the proxy has no
-// identity, and it returns nil: routed kinds are then resolved from the route table, and converting an
-// object that references another kind to v1beta1 fails.
-func (o *options) crdCache(ctx context.Context, backend *rest.Config) (*crdcache.Cache, error) {
-	if o.backendURL != "" {
-		klog.InfoS("No identity of the proxy's own (--backend-url): conversions resolve referenced kinds from the route table only")
-		return nil, nil
-	}
-	c, err := crdcache.New(backend)
+// proxy is a proxy set up to serve: its handler on the API listener, and the diagnostics and webhook
+// listeners (nil when their flags are empty).
+type proxy struct {
+	o           *options.Options
+	backend     *rest.Config
+	api         *http.Server
+	diagnostics *diagnostics
+	webhooks    *webhookServer
+	// synced report whether the caches have their first lists (releaseStartupMemory waits for them).
+	synced []func() bool
+}
+
+// newProxy builds the handler chain (server.New) and its parts: the backend, the Namespaces the proxy
+// follows, the converter with its CRD cache, the conversion and admission webhooks; and the listeners'
+// servers. It starts the caches and the certificate watchers, which stop with ctx.
+func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
+	backend, err := backendConfig(o)
 	if err != nil {
 		return nil, err
 	}
-	c.Start(ctx)
-	return c, nil
-}
-
-// admission returns the handler of the private groups' admission webhooks, or nil without
-// --admission-webhook.
-func (o *options) admission(table *translate.Table, m *metrics.Metrics) (http.Handler, error) {
-	if len(o.admissionWebhooks) == 0 {
-		return nil, nil
-	}
-	known := map[string]bool{}
-	for _, src := range upstream.Webhooks {
-		known[src.Name] = true
-	}
-	servers := map[string]*url.URL{}
-	for _, a := range o.admissionWebhooks {
-		name, raw, ok := strings.Cut(a, "=")
-		u, err := url.Parse(raw)
-		switch {
-		case !ok || name == "":
-			return nil, fmt.Errorf("--admission-webhook %q: want MANAGER=URL", a)
-		case !known[name]:
-			return nil, fmt.Errorf("--admission-webhook %q: no manager %q has webhooks (apis/private/webhooks)", a, name)
-		case err != nil || u.Scheme != "https" || u.Host == "":
-			return nil, fmt.Errorf("--admission-webhook %q: want an https URL", a)
-		case servers[name] != nil:
-			return nil, fmt.Errorf("--admission-webhook %q: %s given twice", a, name)
-		}
-		servers[name] = u
-	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.admissionWebhookCAFile != "" {
-		data, err := os.ReadFile(o.admissionWebhookCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--admission-webhook-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("--admission-webhook-ca-file %s: no PEM certificate", o.admissionWebhookCAFile)
-		}
-		tlsConfig.RootCAs = pool
-	}
-	transport := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:     tlsConfig,
-		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-	}
-	return webhook.NewAdmission(table, webhook.AdmissionOptions{Servers: servers, Transport: transport, Metrics: m}), nil
-}
-
-func (o *options) run(ctx context.Context) error {
-	setMemoryLimit()
-	backend, err := o.backend()
-	if err != nil {
-		return err
-	}
 	ca, err := backendCA(ctx, backend)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	p := &proxy{o: o, backend: backend}
 	table := translate.NewTable(routes.Routes)
 	m := metrics.New()
 	opts := server.Options{
 		Backend:                backend,
 		BackendCA:              ca,
-		PageOutExecutable:      o.pageOutExecutable,
-		AuthMode:               auth.Mode(o.authMode),
-		IdentityHeaderPrefixes: o.identityHeaderPrefixes,
+		PageOutExecutable:      o.PageOutExecutable,
+		GzipLoopback:           o.GzipLoopback,
+		AuthMode:               auth.Mode(o.AuthMode),
+		IdentityHeaderPrefixes: o.IdentityHeaderPrefixes,
 		Routes:                 table,
-		DialTimeout:            o.dialTimeout,
-		ResponseHeaderTimeout:  o.responseHeaderTimeout,
+		DialTimeout:            o.DialTimeout,
+		ResponseHeaderTimeout:  o.ResponseHeaderTimeout,
 		Metrics:                m,
-		HoldRetryAfter:         o.holdRetryAfter,
+		HoldRetryAfter:         o.HoldRetryAfter,
 	}
-	if o.followNamespaces {
+	if o.FollowNamespaces {
 		// The proxy's own identity (the kubeconfig's credentials, in either authentication mode) watches
 		// the Namespaces' metadata.
 		opts.Namespaces = server.NewNamespaces(m)
 		if err := server.WatchNamespaces(ctx, rest.CopyConfig(backend), opts.Namespaces); err != nil {
-			return err
+			return nil, err
 		}
+		p.synced = append(p.synced, opts.Namespaces.Synced)
 	}
 	converter, err := convert.New(table, routes.APIVersionGetterSetters)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	crdMeta, err := o.crdCache(ctx, backend)
+	crdMeta, err := crdCache(ctx, o, backend)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if crdMeta != nil {
 		converter.ResolveWithCRDs(crdMeta)
+		p.synced = append(p.synced, crdMeta.HasSynced)
 	}
 	opts.Converter = converter
 	// One conversion webhook and one admission handler serve both listeners: one set of turns and one
 	// memory budget each (package webhook).
-	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m, MaxHeldBytes: o.conversionMaxHeldBytes})
-	if opts.Admission, err = o.admission(table, m); err != nil {
-		return err
+	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m, MaxHeldBytes: o.ConversionMaxHeldBytes})
+	if opts.Admission, err = admission(o, table, m); err != nil {
+		return nil, err
 	}
 	handler, err := server.New(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	diagnostics, err := o.diagnostics(opts, m, crdMeta)
-	if err != nil {
-		return err
+	if p.diagnostics, err = newDiagnostics(o, opts, m, crdMeta); err != nil {
+		return nil, err
 	}
-	webhooks, err := o.webhookServer(ctx, opts.Webhook, opts.Admission)
-	if err != nil {
-		return err
+	if p.webhooks, err = newWebhookServer(ctx, o, opts.Webhook, opts.Admission); err != nil {
+		return nil, err
 	}
-
-	srv := &http.Server{
+	p.api = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       90 * time.Second,
@@ -425,40 +260,40 @@ func (o *options) run(ctx context.Context) error {
 		// secure serving sets neither and bounds its requests by their handlers.
 		ErrorLog: klog.NewStandardLogger("WARNING"),
 	}
-	if !o.insecureServeHTTP {
-		if srv.TLSConfig, err = servingTLS(ctx, "api", o.tlsCertFile, o.tlsKeyFile); err != nil {
-			return err
+	if !o.InsecureServeHTTP {
+		if p.api.TLSConfig, err = servingTLS(ctx, "api", o.TLSCertFile, o.TLSKeyFile); err != nil {
+			return nil, err
 		}
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	return p, nil
+}
+
+// serve listens on --listen and serves every listener until one fails or ctx ends; then it shuts down:
+// /readyz fails at once, and requests in flight get --shutdown-timeout.
+func (p *proxy) serve(ctx context.Context) error {
+	o := p.o
+	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", o.listen, err)
+		return fmt.Errorf("listening on %s: %w", o.Listen, err)
 	}
 
 	// Once the caches have their first lists, the memory that starting took goes back to the system.
-	var synced []func() bool
-	if opts.Namespaces != nil {
-		synced = append(synced, opts.Namespaces.Synced)
-	}
-	if crdMeta != nil {
-		synced = append(synced, crdMeta.HasSynced)
-	}
-	go releaseStartupMemory(ctx, o.pageOutExecutable, synced...)
+	go releaseStartupMemory(ctx, o.PageOutExecutable, p.synced...)
 
 	served, diagnosticsServed, webhooksServed := make(chan error, 1), make(chan error, 1), make(chan error, 1)
-	if diagnostics != nil {
-		go func() { diagnosticsServed <- diagnostics.serve() }()
+	if p.diagnostics != nil {
+		go func() { diagnosticsServed <- p.diagnostics.serve() }()
 	}
-	if webhooks != nil {
-		go func() { webhooksServed <- webhooks.serve() }()
+	if p.webhooks != nil {
+		go func() { webhooksServed <- p.webhooks.serve() }()
 	}
 	go func() {
-		if o.insecureServeHTTP {
-			klog.InfoS("Serving plain HTTP: for local debugging only", "address", ln.Addr().String(), "backend", backend.Host, "authMode", o.authMode)
-			served <- srv.Serve(ln)
+		if o.InsecureServeHTTP {
+			klog.InfoS("Serving plain HTTP: for local debugging only", "address", ln.Addr().String(), "backend", p.backend.Host, "authMode", o.AuthMode)
+			served <- p.api.Serve(ln)
 		} else {
-			klog.InfoS("Serving TLS", "address", ln.Addr().String(), "backend", backend.Host, "authMode", o.authMode)
-			served <- srv.ServeTLS(ln, "", "") // the certificate is srv.TLSConfig's, reloaded as it changes
+			klog.InfoS("Serving TLS", "address", ln.Addr().String(), "backend", p.backend.Host, "authMode", o.AuthMode)
+			served <- p.api.ServeTLS(ln, "", "") // the certificate is TLSConfig's, reloaded as it changes
 		}
 	}()
 
@@ -471,24 +306,94 @@ func (o *options) run(ctx context.Context) error {
 		return fmt.Errorf("serving webhooks: %w", err)
 	case <-ctx.Done():
 	}
-	klog.InfoS("Shutting down", "timeout", o.shutdownTimeout)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	klog.InfoS("Shutting down", "timeout", o.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.ShutdownTimeout)
 	defer cancel()
-	if diagnostics != nil {
+	if p.diagnostics != nil {
 		// Not ready from now on; metrics stay until the requests in flight are done.
-		diagnostics.shuttingDown.Store(true)
-		defer diagnostics.close()
+		p.diagnostics.shuttingDown.Store(true)
+		defer p.diagnostics.close()
 	}
-	if webhooks != nil {
+	if p.webhooks != nil {
 		// The apiserver retries a conversion elsewhere or fails it; the requests in flight finish first.
-		defer func() { _ = webhooks.srv.Shutdown(shutdownCtx) }()
+		defer func() { _ = p.webhooks.srv.Shutdown(shutdownCtx) }()
 	}
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := p.api.Shutdown(shutdownCtx); err != nil {
 		klog.InfoS("Closing connections still open", "err", err)
-		_ = srv.Close()
+		_ = p.api.Close()
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// backendConfig returns the backend's rest.Config: --kubeconfig's, --backend-url with --backend-ca-file,
+// or without either the pod's service account. In pass-through mode server.New uses only its address and
+// TLS trust.
+func backendConfig(o *options.Options) (*rest.Config, error) {
+	if o.Kubeconfig == "" && o.BackendURL == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig, and the pod's service account: %w", err)
+		}
+		return cfg, nil
+	}
+	if o.Kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading --kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	return &rest.Config{Host: o.BackendURL, TLSClientConfig: rest.TLSClientConfig{CAFile: o.BackendCAFile}}, nil
+}
+
+// crdCache starts the metadata cache of the backend's CRDs that resolves the apiVersion of referenced
+// kinds for conversions (convert.Converter.APIVersion), with the proxy's own identity: the kubeconfig's
+// credentials, or the pod's service account without --kubeconfig. With --backend-url the proxy has no
+// identity, and it returns nil: routed kinds are then resolved from the route table, and converting an
+// object that references another kind to v1beta1 fails.
+func crdCache(ctx context.Context, o *options.Options, backend *rest.Config) (*crdcache.Cache, error) {
+	if o.BackendURL != "" {
+		klog.InfoS("No identity of the proxy's own (--backend-url): conversions resolve referenced kinds from the route table only")
+		return nil, nil
+	}
+	c, err := crdcache.New(backend)
+	if err != nil {
+		return nil, err
+	}
+	c.Start(ctx)
+	return c, nil
+}
+
+// admission returns the handler of the private groups' admission webhooks, or nil without
+// --admission-webhook: it forwards to the servers of o.AdmissionServers, trusting
+// --admission-webhook-ca-file (or the system roots).
+func admission(o *options.Options, table *translate.Table, m *metrics.Metrics) (http.Handler, error) {
+	servers := o.AdmissionServers()
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.AdmissionWebhookCAFile != "" {
+		data, err := os.ReadFile(o.AdmissionWebhookCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--admission-webhook-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--admission-webhook-ca-file %s: no PEM certificate", o.AdmissionWebhookCAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	transport := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsConfig,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	return webhook.NewAdmission(table, webhook.AdmissionOptions{Servers: servers, Transport: transport, Metrics: m}), nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 )
 
 func TestValidate(t *testing.T) {
@@ -28,23 +30,13 @@ func TestValidate(t *testing.T) {
 		{"sidecar with a backend URL", []string{"--auth-mode=sidecar", "--backend-url=https://a", "--insecure-serve-http"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := newCommand()
-			o := &options{}
-			// Parse into a fresh command's flags, then read them back through the options it binds.
-			if err := cmd.Flags().Parse(tc.args); err != nil {
+			// Parse into a fresh command's flags, which bind o.
+			o := options.NewOptions()
+			if err := newCommandFor(o).Flags().Parse(append(tc.args, "--follow-namespaces=false")); err != nil {
 				t.Fatal(err)
 			}
-			fs := cmd.Flags()
-			o.kubeconfig, _ = fs.GetString("kubeconfig")
-			o.backendURL, _ = fs.GetString("backend-url")
-			o.backendCAFile, _ = fs.GetString("backend-ca-file")
-			o.tlsCertFile, _ = fs.GetString("tls-cert-file")
-			o.tlsKeyFile, _ = fs.GetString("tls-private-key-file")
-			o.insecureServeHTTP, _ = fs.GetBool("insecure-serve-http")
-			o.authMode, _ = fs.GetString("auth-mode")
-			o.listen, _ = fs.GetString("listen")
-			if err := o.validate(); (err == nil) != tc.ok {
-				t.Errorf("validate(%v) = %v, want ok=%v", tc.args, err, tc.ok)
+			if err := completeAndValidate(o); (err == nil) != tc.ok {
+				t.Errorf("completeAndValidate(%v) = %v, want ok=%v", tc.args, err, tc.ok)
 			}
 		})
 	}
@@ -58,7 +50,7 @@ func TestDefaults(t *testing.T) {
 	if mode, _ := fs.GetString("auth-mode"); mode != "pass-through" {
 		t.Errorf("--auth-mode defaults to %q", mode)
 	}
-	if addr, _ := fs.GetString("metrics-listen"); addr != defaultMetricsListen {
+	if addr, _ := fs.GetString("metrics-listen"); addr != ":9446" {
 		t.Errorf("--metrics-listen defaults to %q", addr)
 	}
 	if fs.Lookup("v") == nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 )
 
 // memoryLimitFraction is the share of the container's memory limit the Go heap is held to
@@ -35,7 +37,7 @@ func setMemoryLimit() {
 		}
 		goLimit := int64(float64(limit) * memoryLimitFraction)
 		debug.SetMemoryLimit(goLimit)
-		klog.V(1).InfoS("Holding the Go heap to the container's memory limit", "containerLimit", limit, "goMemoryLimit", goLimit)
+		klog.V(loglevel.Setup).InfoS("Holding the Go heap to the container's memory limit", "containerLimit", limit, "goMemoryLimit", goLimit)
 		return
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 )
 
@@ -153,15 +154,12 @@ type webhookServer struct {
 	ln  net.Listener
 }
 
-// webhookServer listens on --webhook-listen, or returns nil when it is empty.
-func (o *options) webhookServer(ctx context.Context, conversion, admission http.Handler) (*webhookServer, error) {
-	if o.webhookListen == "" {
+// newWebhookServer listens on --webhook-listen, or returns nil when it is empty.
+func newWebhookServer(ctx context.Context, o *options.Options, conversion, admission http.Handler) (*webhookServer, error) {
+	if o.WebhookListen == "" {
 		return nil, nil
 	}
-	certFile, keyFile := o.webhookTLSCertFile, o.webhookTLSKeyFile
-	if certFile == "" {
-		certFile, keyFile = o.tlsCertFile, o.tlsKeyFile
-	}
+	certFile, keyFile := o.WebhookServingFiles()
 	tlsConfig, err := servingTLS(ctx, "webhook", certFile, keyFile)
 	if err != nil {
 		return nil, err
@@ -171,9 +169,9 @@ func (o *options) webhookServer(ctx context.Context, conversion, admission http.
 	if admission != nil {
 		mux.Handle(webhook.AdmissionPathPrefix, admission)
 	}
-	ln, err := net.Listen("tcp", o.webhookListen)
+	ln, err := net.Listen("tcp", o.WebhookListen)
 	if err != nil {
-		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.webhookListen, err)
+		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.WebhookListen, err)
 	}
 	return &webhookServer{
 		ln: ln,
@@ -194,26 +192,6 @@ func (w *webhookServer) serve() error {
 	klog.InfoS("Serving the webhooks", "address", w.ln.Addr().String(), "conversion", classify.WebhookPath, "admission", webhook.AdmissionPathPrefix)
 	if err := w.srv.ServeTLS(w.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return err
-	}
-	return nil
-}
-
-// validateWebhook checks the --webhook-* flags.
-func (o *options) validateWebhook() error {
-	if o.conversionMaxHeldBytes < 0 {
-		return errors.New("--conversion-webhook-max-held-bytes must not be negative")
-	}
-	if (o.webhookTLSCertFile == "") != (o.webhookTLSKeyFile == "") {
-		return errors.New("--webhook-tls-cert-file and --webhook-tls-private-key-file go together")
-	}
-	if o.webhookListen == "" {
-		if o.webhookTLSCertFile != "" {
-			return errors.New("--webhook-tls-cert-file needs --webhook-listen")
-		}
-		return nil
-	}
-	if o.webhookTLSCertFile == "" && (o.tlsCertFile == "" || o.insecureServeHTTP) {
-		return errors.New("--webhook-listen serves TLS only: give --webhook-tls-cert-file and --webhook-tls-private-key-file (or --tls-cert-file and --tls-private-key-file to share)")
 	}
 	return nil
 }

@@ -11,30 +11,9 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 )
-
-func TestValidateWebhook(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		o    options
-		ok   bool
-	}{
-		{"none", options{}, true},
-		{"sharing the API certificate", options{webhookListen: ":9444", tlsCertFile: "c", tlsKeyFile: "k"}, true},
-		{"its own certificate", options{webhookListen: ":9444", webhookTLSCertFile: "c", webhookTLSKeyFile: "k", insecureServeHTTP: true}, true},
-		{"no certificate", options{webhookListen: ":9444", insecureServeHTTP: true}, false},
-		{"half a certificate", options{webhookListen: ":9444", webhookTLSCertFile: "c", tlsCertFile: "c", tlsKeyFile: "k"}, false},
-		{"a certificate without a listener", options{webhookTLSCertFile: "c", webhookTLSKeyFile: "k"}, false},
-		{"a negative budget", options{conversionMaxHeldBytes: -1}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.o.validateWebhook(); (err == nil) != tc.ok {
-				t.Errorf("validateWebhook() = %v, want ok=%v", err, tc.ok)
-			}
-		})
-	}
-}
 
 func TestFileSnapshot(t *testing.T) {
 	dir := t.TempDir()
@@ -132,8 +111,9 @@ func TestWebhookServerBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	var conversion, admission http.Handler = http.NewServeMux(), http.NewServeMux()
-	o := &options{webhookListen: "127.0.0.1:0", tlsCertFile: cert, tlsKeyFile: key}
-	ws, err := o.webhookServer(t.Context(), conversion, admission)
+	o := options.NewOptions()
+	o.WebhookListen, o.TLSCertFile, o.TLSKeyFile = "127.0.0.1:0", cert, key
+	ws, err := newWebhookServer(t.Context(), o, conversion, admission)
 	if err != nil {
 		t.Fatal(err)
 	}

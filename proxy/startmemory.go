@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 )
 
 // startupSyncPoll is how often releaseStartupMemory looks whether the proxy's caches have their first
@@ -58,7 +59,7 @@ func releaseStartupMemory(ctx context.Context, pageOut bool, synced ...func() bo
 	debug.FreeOSMemory()
 	// Logged before the page-out, not after: in make bench-idle, the line logged after it came with up to
 	// 2.5 MiB of the binary faulted back in (read-only data mostly), which an idle proxy then kept.
-	klog.V(2).InfoS("Returning the memory of startup to the operating system", "pageOutExecutable", pageOut)
+	klog.V(loglevel.Unusual).InfoS("Returning the memory of startup to the operating system", "pageOutExecutable", pageOut)
 	if pageOut {
 		if _, err := pageout.Executable(); err != nil {
 			klog.ErrorS(err, "Could not return the pages of the executable that starting touched")

@@ -34,6 +34,13 @@ type Route struct {
 	// it 404 and lists it in no discovery document, so the proxy never serves it in process (package
 	// proxy/adapt). Its codecs still convert objects stored at it.
 	Unserved bool
+	// Deprecated is true for a version upstream deprecates (+kubebuilder:deprecatedversion): its CRD
+	// version says deprecated: true, and kube-apiserver warns every client of it. The proxy counts the
+	// requests of deprecated versions (package proxy/metrics, requested_deprecated_apis_total).
+	Deprecated bool
+	// RemovedRelease is the release of the project owning a Deprecated version that stops serving it
+	// ("v1.16" for CAPI's v1beta1), from apis/upstream.RemovedReleases; "" where none is known.
+	RemovedRelease string
 	// Conversion says how this version converts into the other versions of its kind, as upstream converts
 	// it: the generator reads it from wherever upstream keeps its conversions, the upstream Go types'
 	// methods (controller-runtime's conversion.Hub and conversion.Convertible) or the functions of a
@@ -61,7 +68,8 @@ type Route struct {
 	// conversions reads them (see package proxy/convert).
 	ContractLabels map[string]string
 	// Object is the typed codec of the kind at this version; Paths the group-carrying JSON paths of the
-	// same type, for partial bodies (patches). The generated table (zz_generated/routes) sets Object only
+	// same type, along which every body of the kind is rewritten (objects, list items, watch events,
+	// patches). The generated table (zz_generated/routes) sets Object only
 	// where the kind converts by hub and spoke (the conversions run it); for NoConversion kinds it is nil
 	// unless zz_generated/routes/codecs is imported (tests), so that the proxy does not link their types.
 	Object Kind

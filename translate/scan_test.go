@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func scanCorpus() []string {
 
 func TestScanIncomplete(t *testing.T) {
 	for _, d := range []string{`{`, `{"a"`, `{"a":`, `{"a":1`, `[1,`, `"ab`, `"a\`, `"\u00`, `tr`, `-`, `1.`, `1e`} {
-		if _, err := Scan([]byte(d), 0); err != ErrIncomplete {
+		if _, err := Scan([]byte(d), 0); !errors.Is(err, ErrIncomplete) {
 			t.Errorf("Scan(%q): %v, want ErrIncomplete", d, err)
 		}
 	}

@@ -7,10 +7,11 @@ import (
 )
 
 // Routes writes zz_generated/routes/zz_generated.routes.go: one translate.Route per kind and version
-// (unserved ones marked Unserved), with its group-carrying JSON paths, the typed codecs (Object, List)
-// of the kinds that convert by hub and spoke, which the proxy's conversions run, and on each spoke
-// upstream's conversions to and from the hub (ToHub, FromHub, ViaHubError), methods of the spoke's Go type
-// or functions of a conversion package, adapted to one signature so that no caller needs to know which. The typed codecs of the
+// (unserved ones marked Unserved, deprecated ones Deprecated with their RemovedRelease), with its
+// group-carrying JSON paths, the typed codecs (Object, List) of the kinds that convert by hub and spoke,
+// which the proxy's conversions run, and on each spoke upstream's conversions to and from the hub (ToHub,
+// FromHub, ViaHubError), methods of the spoke's Go type or functions of a conversion package, adapted to
+// one signature so that no caller needs to know which. The typed codecs of the
 // other kinds (translate.NoConversion: converted by setting apiVersion) are only for tests, which compare
 // the rewrite along Paths with them: zz_generated/routes/codecs sets them when imported, so that
 // the proxy's binary links neither those kinds' Go types nor their converters nor what those import.
@@ -73,6 +74,12 @@ func (e *Emitter) routeTable() error {
 			}
 			if k.Unserved {
 				field("Unserved", jen.True())
+			}
+			if k.Deprecated {
+				field("Deprecated", jen.True())
+			}
+			if pkg.RemovedRelease != "" {
+				field("RemovedRelease", jen.Lit(pkg.RemovedRelease))
 			}
 			if k.Conversion != translate.NoConversion {
 				field("Conversion", jen.Qual(translatePath, k.Conversion.String()))

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/gobuffalo/flect"
-	gengo "k8s.io/gengo/v2"
+	"k8s.io/gengo/v2/codetags"
 	"k8s.io/gengo/v2/parser"
 	"k8s.io/gengo/v2/types"
 
@@ -90,6 +90,9 @@ func LoadWith(module string, pkgs []upstream.Package, tables Tables) (*Model, er
 		m.byPath[up.Path] = pkg
 	}
 	m.singleVersionStorage()
+	if err := m.removedReleases(); err != nil {
+		return nil, err
+	}
 	var convPkgs []*types.Package
 	for _, path := range convPaths {
 		convPkgs = append(convPkgs, u.Package(path))
@@ -204,6 +207,32 @@ func moduleDirs(mods []string) (map[string]string, error) {
 		dirs[m.Path] = m.Dir
 	}
 	return dirs, nil
+}
+
+// removedReleases sets each package's RemovedRelease from the tables. A release listed for a package not
+// loaded, or for one with a kind upstream does not deprecate, fails generation: the proxy would report
+// requests of a version upstream keeps as requests of one it removes.
+func (m *Model) removedReleases() error {
+	var problems []string
+	for p, release := range m.tables.RemovedReleases {
+		pkg := m.byPath[p]
+		if pkg == nil {
+			problems = append(problems, fmt.Sprintf("%s: a removed release (%s) for a package that is not mirrored", p, release))
+			continue
+		}
+		for _, k := range pkg.Kinds {
+			if !k.Deprecated {
+				problems = append(problems, fmt.Sprintf("%s: a removed release (%s), but upstream does not deprecate its kind %s "+
+					"(+kubebuilder:deprecatedversion)", p, release, k.Name))
+			}
+		}
+		pkg.RemovedRelease = release
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("removed releases:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
 }
 
 // conversions sets each kind's Conversion (and a spoke's ToHub and FromHub), for kinds with more than one
@@ -467,7 +496,7 @@ func groupName(p *types.Package) (string, error) {
 			return "", err
 		}
 		for _, cg := range f.Comments {
-			if v := gengo.ExtractCommentTags("+", strings.Split(cg.Text(), "\n"))["groupName"]; len(v) > 0 {
+			if v := commentTags(strings.Split(cg.Text(), "\n"))["groupName"]; len(v) > 0 {
 				return strings.TrimSpace(v[0]), nil
 			}
 		}
@@ -476,10 +505,26 @@ func groupName(p *types.Package) (string, error) {
 }
 
 // markers returns the +markers of a type's doc comment and of the comment block above it (where
-// kubebuilder projects put +kubebuilder:object:root and friends), as gengo.ExtractCommentTags reads them:
-// marker name to values ("+kubebuilder:storageversion" -> {"kubebuilder:storageversion": [""]}).
+// kubebuilder projects put +kubebuilder:object:root and friends), as commentTags reads them: marker name
+// to values ("+kubebuilder:storageversion" -> {"kubebuilder:storageversion": [""]}).
 func markers(t *types.Type) map[string][]string {
-	return gengo.ExtractCommentTags("+", append(slices.Clone(t.SecondClosestCommentLines), t.CommentLines...))
+	return commentTags(append(slices.Clone(t.SecondClosestCommentLines), t.CommentLines...))
+}
+
+// commentTags returns the "+" markers of comment lines, by name, with their values: what follows the name
+// and an '=' ("+groupName=cluster.x-k8s.io" -> groupName: [cluster.x-k8s.io]), "" for a marker without
+// one. Names are gengo's codetags.Extract names ([a-zA-Z_][a-zA-Z0-9_.-:]*, so a marker with arguments
+// splits at its first '=': "kubebuilder:resource:path" -> "machines,shortName=ma"); values are trimmed
+// of spaces.
+func commentTags(lines []string) map[string][]string {
+	out := map[string][]string{}
+	for name, found := range codetags.Extract("+", lines) {
+		for _, line := range found {
+			value, _ := strings.CutPrefix(line[len(name):], "=")
+			out[name] = append(out[name], strings.TrimSpace(value))
+		}
+	}
+	return out
 }
 
 // hasMarker reports whether t carries the marker name, with or without a value or arguments
@@ -495,7 +540,7 @@ func hasMarker(t *types.Type, name string) bool {
 
 // markerArgs returns the key=value arguments of a marker with arguments, as controller-tools writes them
 // ("+kubebuilder:resource:path=machines,shortName=ma" -> {path: machines, shortName: ma}), or nil.
-// gengo.ExtractCommentTags splits such a marker at its first '=' ("kubebuilder:resource:path" ->
+// commentTags splits such a marker at its first '=' ("kubebuilder:resource:path" ->
 // "machines,shortName=ma"); the first argument's name is the rest of the key.
 func markerArgs(t *types.Type, name string) map[string]string {
 	for k, vs := range markers(t) {
@@ -547,6 +592,7 @@ func findKinds(p *types.Package) ([]*Kind, error) {
 			Namespaced: true,
 			Storage:    hasMarker(t, "kubebuilder:storageversion"),
 			Unserved:   hasMarker(t, "kubebuilder:unservedversion"),
+			Deprecated: hasMarker(t, "kubebuilder:deprecatedversion"),
 			Singular:   strings.ToLower(t.Name.Name),
 			Resource:   flect.Pluralize(strings.ToLower(t.Name.Name)),
 		}

@@ -42,14 +42,18 @@ type Tables struct {
 	// Conversions are the candidate packages, per module, where upstream may keep the conversions of its
 	// kinds outside the API types (upstream.ConversionPackages).
 	Conversions []upstream.ConversionModule
+	// RemovedReleases are the releases that stop serving deprecated packages, by import path
+	// (upstream.RemovedReleases).
+	RemovedReleases map[string]string
 }
 
 // UpstreamTables are the project's tables, from package apis/upstream.
 var UpstreamTables = Tables{
-	OpaqueTypes:    upstream.OpaqueTypes,
-	ForeignTypes:   upstream.ForeignTypes,
-	NotGroupFields: upstream.NotGroupFields,
-	Conversions:    upstream.ConversionPackages,
+	OpaqueTypes:     upstream.OpaqueTypes,
+	ForeignTypes:    upstream.ForeignTypes,
+	NotGroupFields:  upstream.NotGroupFields,
+	Conversions:     upstream.ConversionPackages,
+	RemovedReleases: upstream.RemovedReleases,
 }
 
 // Package is one mirrored upstream API package.
@@ -67,6 +71,10 @@ type Package struct {
 	Types []*types.Type
 	// Universe package, for doc comments.
 	Source *types.Package
+	// RemovedRelease is the release of the package's project that stops serving its version
+	// (Tables.RemovedReleases), or "" where none is known. Only a package whose kinds are all Deprecated
+	// has one.
+	RemovedRelease string
 }
 
 // ConversionPackage is a loaded conversion package.
@@ -114,6 +122,9 @@ type Kind struct {
 	// Unserved marks a version the CRD keeps for stored objects but no longer serves
 	// (+kubebuilder:unservedversion; CAPA's v1beta1 kinds).
 	Unserved bool
+	// Deprecated marks a version upstream deprecates (+kubebuilder:deprecatedversion, with or without a
+	// warning): its CRD version says deprecated, and kube-apiserver warns every client of it.
+	Deprecated bool
 	// Paths are the group-carrying JSON paths of the kind, in translate.Paths syntax.
 	Paths []string
 	// Conversion says how upstream converts this version into the kind's other versions (see

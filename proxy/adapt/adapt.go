@@ -56,6 +56,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
@@ -121,7 +122,7 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case classify.Mapped:
 		if backend := a.backendRoute(r, req.Route); backend != nil {
-			klog.V(4).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
+			klog.V(loglevel.Debug).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
 			a.convertInProcess(gzipping(w, r), r, req, backend)
 			return
 		}
@@ -243,9 +244,9 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		flush := func() error { return rc.Flush() }
 		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
-			klog.V(2).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
+			klog.V(loglevel.Unusual).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
 		}
-	case (x.req.Verb == "list" || x.req.Verb == "deletecollection") && !asksTable(r):
+	case x.req.AnswersList() && !asksTable(r):
 		var buf bytes.Buffer
 		if err := stream.List(&buf, resp.body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))

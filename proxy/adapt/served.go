@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -95,7 +96,7 @@ func (s *served) refresh(req *http.Request) {
 	}()
 	l, err := s.fetch(req)
 	if err != nil {
-		klog.V(2).InfoS("Reading the backend's discovery for in-process conversion failed", "err", err)
+		klog.V(loglevel.Unusual).InfoS("Reading the backend's discovery for in-process conversion failed", "err", err)
 		return
 	}
 	s.observe(l)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -167,7 +168,7 @@ func (x *exchange) storeConversionData(req *http.Request, converted []byte, writ
 	p.Header.Set("Content-Type", body.MergePatch)
 	rec, err := record(x.a.next, p)
 	if err != nil || rec.status() != http.StatusOK {
-		klog.V(2).InfoS("Storing the conversion data of a status write failed; the hub-only status fields are not kept",
+		klog.V(loglevel.Unusual).InfoS("Storing the conversion data of a status write failed; the hub-only status fields are not kept",
 			"path", req.URL.Path, "code", rec.status(), "err", err)
 		return written
 	}

@@ -1,18 +1,32 @@
-// Package body translates the JSON bodies of single objects and patches between the upstream and the
-// private groups. Streams (lists, watches) are package stream's job; it calls Translator.Upstream once
-// per item or event.
+// Package body translates bodies between the upstream and the private groups, one object at a time:
 //
-// Every body is rewritten along trees of group-carrying JSON paths (translate.Node), touching only those
-// values and keeping every other byte (translate.Direction.Rewrite): the route's Paths for objects of a
-// mapped kind and their patches, the paths of builtinKinds for the few built-in kinds that point at other
-// objects, and apiVersion and metadata (ownerReferences, managedFields) for any other object. Nothing is
-// decoded into a typed object and encoded again (omitempty would drop an explicit false the CRD then
-// defaults). A body that does not contain the name of a group to translate is returned as it is, without
-// being decoded.
+//   - request bodies (request.go): creates and updates (ObjectToPrivate) and patches of every type
+//     (PatchToPrivate), a JSON patch that copies or moves a value between fields that name groups
+//     differently resolved against the object (ResolveJSONPatch, jsonpatch.go), access reviews
+//     (review.go) and field selectors (FieldSelector);
+//   - what the backend answers (Translator): a single object, a Status, a list item or the object of a
+//     watch event, a Table row, in JSON (Upstream, UpstreamOfValid, AppendUpstreamOfValid,
+//     AppendUpstreamOfItem, AppendTableRow) and in protobuf (ProtobufUpstreamOf; a protobuf list item by
+//     item, ProtobufUpstreamFrom).
 //
-// JSON (and YAML, converted to JSON) is translated as JSON. ProtobufToJSON and CBORToJSON transcode the
-// protobuf and CBOR request bodies the proxy must translate; ProtobufUpstreamOf translates protobuf
-// answers of built-in kinds and meta.k8s.io (protobuf.go).
+// The proxy streams lists and watches item by item with package stream, which calls the Translator
+// functions the handler chain (package server) hands it; Upstream also translates a whole list or Table
+// it is given, item by item or row by row.
+//
+// Every JSON body is rewritten along trees of group-carrying JSON paths (translate.Node), touching only
+// those values and keeping every other byte (translate.Direction.Rewrite): the route's Paths for objects
+// of a mapped kind and their patches, the paths of builtinKinds for the few built-in kinds that point at
+// other objects, and apiVersion and metadata (ownerReferences, managedFields) for any other object.
+// Nothing is decoded into a typed object and encoded again (omitempty would drop an explicit false the
+// CRD then defaults). A body that does not contain the name of a group to translate is returned as it
+// is, without being decoded.
+//
+// Encodings are those kube-apiserver decodes: JSON is rewritten in place; YAML is converted to JSON as the
+// apiserver converts it; CBOR is decoded and encoded again in CBOR with the apiserver's CBOR library
+// (CBORToJSON for reading it); protobuf request bodies of built-in kinds are transcoded to JSON when they
+// name a mapped group (ProtobufToJSON). Protobuf answers of built-in kinds and meta.k8s.io are rewritten
+// field by field where only their metadata carries a group (protobufmeta.go), and otherwise decoded,
+// translated through their JSON form and encoded again as the apiserver encodes them (protobuf.go).
 package body
 
 import (
@@ -563,9 +577,6 @@ func Paths(d translate.Direction, data []byte, ns ...*translate.Node) ([]byte, e
 	}
 	return data, nil
 }
-
-// errEmpty is returned for a missing body where one is required.
-var errEmpty = errors.New("the request body is empty")
 
 // RouteOf returns the route of the mapped kind an object's apiVersion and kind name (in upstream terms);
 // false for an object of no routed kind.

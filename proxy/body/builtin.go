@@ -16,7 +16,7 @@ type builtinKind struct {
 }
 
 // builtinKinds are the built-in kinds whose own fields can name a CAPI object or group, with those
-// fields (in the translate.Paths form), in every version kube-apiserver v1.34 serves (k8s.io/api: the
+// fields (in the translate.Paths form), in every version kube-apiserver v1.36 serves (k8s.io/api: the
 // fields did not move between versions):
 //
 //   - core/v1 Event: involvedObject and related (CAPI's controllers record events on Machines, ...);
@@ -33,9 +33,9 @@ type builtinKind struct {
 //   - admissionregistration.k8s.io ValidatingWebhookConfiguration and MutatingWebhookConfiguration (v1):
 //     webhooks[].rules[] (the apiserver matches the private resource it admits);
 //   - admissionregistration.k8s.io ValidatingAdmissionPolicy (v1, v1beta1, v1alpha1) and
-//     MutatingAdmissionPolicy (v1beta1, v1alpha1; served when enabled): spec.paramKind.apiVersion and the
-//     rules of spec.matchConstraints; their Bindings: the rules of spec.matchResources (paramRef names an
-//     object, no group);
+//     MutatingAdmissionPolicy (v1, served by default from kube-apiserver v1.36; v1beta1, v1alpha1 when
+//     enabled): spec.paramKind.apiVersion and the rules of spec.matchConstraints; their Bindings: the
+//     rules of spec.matchResources (paramRef names an object, no group);
 //   - core/v1 Namespace: the messages of status.conditions, free text in which kube-controller-manager's
 //     namespace controller names the resources left in a namespace being deleted
 //     ("machines.cluster.hypershift.openshift.io has 1 resource instances"), and the groups its

@@ -8,10 +8,12 @@ import (
 	"reflect"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 
@@ -59,12 +61,30 @@ func newProtobufScheme() *runtime.Scheme {
 	return s
 }
 
-// DecodesProtobuf reports whether the proxy decodes the protobuf form of the objects of an API group:
-// the groups of client-go's scheme (kube-apiserver's built-in groups, "" for core). The
-// meta.k8s.io shapes are decoded for every group.
-func DecodesProtobuf(group string) bool {
-	return protobufScheme.IsGroupRegistered(group)
+// DecodesProtobuf reports whether the proxy decodes the protobuf form of the objects of a resource (a
+// request's group, version and resource, "" for the core group, without its subresource): whether
+// client-go's scheme knows the kind served there. A group the scheme knows may serve kinds it does not:
+// kube-apiserver v1.36 serves MutatingAdmissionPolicy at admissionregistration.k8s.io/v1, which k8s.io/api
+// v0.35 lacks, beside kinds it has. The meta.k8s.io shapes are decoded for every resource.
+func DecodesProtobuf(gvr schema.GroupVersionResource) bool {
+	return protobufResources.Has(gvr)
 }
+
+// protobufResources are the resources of the kinds of protobufScheme, named as kube-apiserver names its
+// built-in resources: the kind's lower-case plural (meta.UnsafeGuessKindToResource: "endpoints",
+// "ingresses", "networkpolicies"). Kinds served by no resource (Scale, DeleteOptions, ...) add names no
+// resource has.
+var protobufResources = func() sets.Set[schema.GroupVersionResource] {
+	out := sets.New[schema.GroupVersionResource]()
+	for gvk := range protobufScheme.AllKnownTypes() {
+		if gvk.Group == metav1.GroupName || strings.HasSuffix(gvk.Kind, "List") {
+			continue
+		}
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		out.Insert(plural)
+	}
+	return out
+}()
 
 // protobufPrefix starts every protobuf-encoded object (k8s.io/apimachinery's protobuf serializer): the
 // runtime.Unknown envelope, holding the object's apiVersion and kind, and its own message, follows.

@@ -140,10 +140,24 @@ func TestProtobufUpstream(t *testing.T) {
 }
 
 func TestDecodesProtobuf(t *testing.T) {
-	for group, want := range map[string]bool{"": true, "apps": true, "rbac.authorization.k8s.io": true, "meta.k8s.io": true,
-		fakeroutes.PrivateCluster: false, "metrics.k8s.io": false, "apiextensions.k8s.io": false} {
-		if got := DecodesProtobuf(group); got != want {
-			t.Errorf("DecodesProtobuf(%q) = %v, want %v", group, got, want)
+	for gvr, want := range map[schema.GroupVersionResource]bool{
+		{Version: "v1", Resource: "pods"}:                                                               true,
+		{Version: "v1", Resource: "endpoints"}:                                                          true,
+		{Group: "apps", Version: "v1", Resource: "deployments"}:                                         true,
+		{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"}:                              true,
+		{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}:                        true,
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}:                   true,
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}: true,
+		// A version or resource of a known group that the scheme lacks.
+		{Group: "apps", Version: "v9", Resource: "deployments"}:                               false,
+		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "gadgetpolicies"}:    false,
+		{Version: "v1", Resource: "podlists"}:                                                 false,
+		{Group: fakeroutes.PrivateCluster, Version: "v1beta2", Resource: "clusters"}:          false,
+		{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}:                       false,
+		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: false,
+	} {
+		if got := DecodesProtobuf(gvr); got != want {
+			t.Errorf("DecodesProtobuf(%v) = %v, want %v", gvr, got, want)
 		}
 	}
 }

@@ -114,6 +114,37 @@ type Request struct {
 	BackendPath string
 }
 
+// The verb sets the proxy acts on, each stated once here, by kube-apiserver's verb names
+// (RequestInfo.Verb). They hold for any resource and subresource (status and scale are updates and
+// patches), dry runs included.
+
+// Writes reports whether req changes objects: create, update, patch, delete or deletecollection. These are
+// the verbs whose body kube-apiserver reads up to its limit (an object, a patch, DeleteOptions), and the
+// ones held in a held namespace.
+func (req Request) Writes() bool {
+	switch req.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// SendsObject reports whether req's body is an object or a patch of one (create, update, patch), whose
+// group-carrying fields the proxy translates; a delete's DeleteOptions name no group.
+func (req Request) SendsObject() bool {
+	return req.Verb == "create" || req.Verb == "update" || req.Verb == "patch"
+}
+
+// ListOrWatch reports whether req reads a collection: a list or a watch.
+func (req Request) ListOrWatch() bool { return req.Verb == "list" || req.Verb == "watch" }
+
+// Selects reports whether req takes label and field selectors: a list, a watch or a deletecollection.
+func (req Request) Selects() bool { return req.ListOrWatch() || req.Verb == "deletecollection" }
+
+// AnswersList reports whether req's successful answer is a list: a list or a deletecollection (which
+// answers with the list of what it deleted).
+func (req Request) AnswersList() bool { return req.Verb == "list" || req.Verb == "deletecollection" }
+
 // longRunningVerbs and longRunningSubresources are kube-apiserver's long-running requests, as its
 // server options configure k8s.io/apiserver's BasicLongRunningRequestCheck.
 var (

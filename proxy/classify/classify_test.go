@@ -279,3 +279,30 @@ func TestContext(t *testing.T) {
 		t.Errorf("FromContext = %+v, %v", got, ok)
 	}
 }
+
+// TestVerbSets pins the verb sets every step of the proxy reads (Request.Writes and the others) to
+// kube-apiserver's verbs, as classified from real requests.
+func TestVerbSets(t *testing.T) {
+	c := New(fakeroutes.Table())
+	const machines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines"
+	for _, tc := range []struct {
+		method, target                                         string
+		writes, sendsObject, listOrWatch, selects, answersList bool
+	}{
+		{"GET", machines + "/m1", false, false, false, false, false},
+		{"GET", machines, false, false, true, true, true},
+		{"GET", machines + "?watch=true", false, false, true, true, false},
+		{"POST", machines, true, true, false, false, false},
+		{"PUT", machines + "/m1/status", true, true, false, false, false},
+		{"PATCH", machines + "/m1", true, true, false, false, false},
+		{"DELETE", machines + "/m1", true, false, false, false, false},
+		{"DELETE", machines, true, false, false, true, true},
+	} {
+		req := c.Classify(httptest.NewRequest(tc.method, tc.target, nil))
+		got := [5]bool{req.Writes(), req.SendsObject(), req.ListOrWatch(), req.Selects(), req.AnswersList()}
+		want := [5]bool{tc.writes, tc.sendsObject, tc.listOrWatch, tc.selects, tc.answersList}
+		if got != want {
+			t.Errorf("%s %s (verb %s): Writes, SendsObject, ListOrWatch, Selects, AnswersList = %v, want %v", tc.method, tc.target, req.Verb, got, want)
+		}
+	}
+}

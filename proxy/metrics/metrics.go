@@ -1,28 +1,34 @@
 // Package metrics holds the proxy's Prometheus metrics, in a registry of their own (never the global
-// one), with the Go runtime and process collectors beside them. Every label has a bounded set of values:
-// API groups, resources and kinds come from the route table, never from a request's raw path, so that a
-// client cannot grow the series by asking for made-up names.
+// one), with the Go runtime and process collectors beside them: those of the handler chain (package
+// server), of the serving modes of namespaces (server.Namespaces) and of the conversion and admission
+// webhooks (package webhook). Every one is defined here, in New, and listed by Definitions, from which
+// docs/operations.md's table of metrics is generated (hack/docgen): names, types, help and labels.
 //
-// The metrics (all prefixed capi_proxy_):
-//
-//	requests_total{class,verb,group,resource,subresource,code}       counter: every request, by its outcome
-//	request_duration_seconds{class,verb,group,resource,subresource}  histogram: time to serve a request that is not long-running
-//	open_watches{group,resource}                                     gauge: watches being served
-//	translation_duration_seconds{group,kind,direction}               histogram: time to translate one body or stream item
-//	translation_errors_total{group,kind,direction,reason}            counter: bodies that could not be translated
-//	conversion_webhook_requests_total{kind,desired_api_version,code} counter: ConversionReviews served
-//	conversion_webhook_duration_seconds{kind,desired_api_version}    histogram: time to serve one ConversionReview
-//	namespaces{mode}                                                  gauge: namespaces by the serving mode their serve-from label gives
-//	held_requests_total{group,resource}                               counter: writes answered 429 because their namespace is held
-//	serving_label_guarded                                             gauge: 1 while the admission policy guards the serve-from label
-//
-// class is the proxy's classification of the request (Mapped, Other, Discovery, Private, Upgrade,
-// Unrouted), or Webhook for the ConversionReviews of the conversion webhook (package webhook); group, resource and subresource are set for Mapped requests only (the upstream group and
-// resource, subresource "status", "scale" or "other") and empty otherwise. verb is the Kubernetes verb
-// (get, list, watch, create, update, patch, delete, deletecollection), or the lower-case HTTP method of a
+// Every label has a bounded set of values: API groups, resources and kinds come from the route table,
+// never from a request's raw path, so that a client cannot grow the series by asking for made-up names.
+// class is the proxy's classification of the request (classify.Class: Mapped, Other, Unrouted, Discovery,
+// Private, Upgrade, OpenAPI, CRD, APIService, and Webhook for the conversion webhook on the API
+// listener; the admission webhooks' paths are served ahead of the handler chain and not counted there);
+// group, resource and subresource are set for Mapped requests only (the upstream group and resource,
+// subresource "status", "scale" or "other") and empty otherwise. verb is the Kubernetes verb (get, list,
+// watch, create, update, patch, delete, deletecollection), or the lower-case HTTP method of a
 // non-resource request, or "other". direction is "request" (upstream to private) or "response" (private
 // to upstream); reason is the metav1.StatusReason of the error the client got (BadRequest,
-// UnsupportedMediaType, RequestEntityTooLarge, InternalError, ...).
+// UnsupportedMediaType, RequestEntityTooLarge, InternalError, ...). The webhooks' kind and
+// desired_api_version are upstream terms from the route table, empty for what it does not know; manager
+// is a configured --admission-webhook name; operation is an AdmissionReview's (CREATE, UPDATE, DELETE,
+// CONNECT); webhook is "conversion" or "admission"; mode is a serving.Mode or "unknown".
+//
+// requested_deprecated_apis_total mirrors kube-apiserver's apiserver_requested_deprecated_apis (package
+// k8s.io/apiserver/pkg/endpoints/metrics: group, version, resource, subresource and removed_release of
+// each deprecated API requested), for the upstream versions the proxy serves, which kube-apiserver
+// never sees: it counts the requests of a route upstream marks deprecated (translate.Route.Deprecated,
+// its group, version and resource the upstream ones, subresource as above), removed_release is the
+// route's RemovedRelease ("v1.16" for CAPI's v1beta1, "" where no removal is known), and component names
+// the client by its User-Agent (ComponentOf: one of apis/upstream.Components, or "other"). It is a
+// counter where kube-apiserver's is a gauge set to 1: a gauge says that someone asked since the process
+// started, a counter's rate says who still asks, and falls to 0 once a component has moved on, without
+// a restart of the proxy.
 //
 // A nil *Metrics is valid and records nothing.
 package metrics
@@ -30,6 +36,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 )
 
@@ -65,6 +73,69 @@ type Metrics struct {
 	namespaceModes      *prometheus.GaugeVec
 	heldRequests        *prometheus.CounterVec
 	servingGuarded      prometheus.Gauge
+	deprecatedRequests  *prometheus.CounterVec
+	admissionRequests   *prometheus.CounterVec
+	admissionDuration   *prometheus.HistogramVec
+	admissionErrors     *prometheus.CounterVec
+	webhookHeldBytes    *prometheus.GaugeVec
+	webhookActive       *prometheus.GaugeVec
+
+	// definitions are the metrics above, in the order New defines them.
+	definitions []Definition
+}
+
+// Types of metrics, Definition.Type.
+const (
+	Counter   = "counter"
+	Gauge     = "gauge"
+	Histogram = "histogram"
+)
+
+// Definition is one of the proxy's metrics as New defines it: what /metrics shows of it.
+type Definition struct {
+	// Name is the metric's full name (capi_proxy_...).
+	Name string
+	// Type is Counter, Gauge or Histogram.
+	Type string
+	// Help is the metric's HELP text.
+	Help string
+	// Labels are its variable labels, in order; none for a single series.
+	Labels []string
+}
+
+// definer makes the metrics' collectors, recording each as a Definition, in the order made.
+type definer struct {
+	definitions []Definition
+	collectors  []prometheus.Collector
+}
+
+func (d *definer) add(c prometheus.Collector, typ, namespace, name, help string, labels []string) {
+	d.definitions = append(d.definitions, Definition{Name: prometheus.BuildFQName(namespace, "", name), Type: typ, Help: help, Labels: labels})
+	d.collectors = append(d.collectors, c)
+}
+
+func (d *definer) counterVec(o prometheus.CounterOpts, labels []string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(o, labels)
+	d.add(c, Counter, o.Namespace, o.Name, o.Help, labels)
+	return c
+}
+
+func (d *definer) gaugeVec(o prometheus.GaugeOpts, labels []string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(o, labels)
+	d.add(g, Gauge, o.Namespace, o.Name, o.Help, labels)
+	return g
+}
+
+func (d *definer) gauge(o prometheus.GaugeOpts) prometheus.Gauge {
+	g := prometheus.NewGauge(o)
+	d.add(g, Gauge, o.Namespace, o.Name, o.Help, nil)
+	return g
+}
+
+func (d *definer) histogramVec(o prometheus.HistogramOpts, labels []string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(o, labels)
+	d.add(h, Histogram, o.Namespace, o.Name, o.Help, labels)
+	return h
 }
 
 // requestBuckets are seconds, from 5ms to kube-apiserver's default request timeout (60s).
@@ -73,41 +144,45 @@ var requestBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 // translationBuckets are seconds, from 10µs to 2.6s by factors of 4.
 var translationBuckets = prometheus.ExponentialBuckets(0.00001, 4, 10)
 
+// admissionBuckets are seconds, from 1ms to 30s (the longest timeoutSeconds a webhook may have).
+var admissionBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
 // New returns the metrics, registered in a new registry together with the Go runtime and process
 // collectors.
 func New() *Metrics {
+	d := &definer{}
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+		requests: d.counterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "requests_total",
 			Help: "Requests served, by classification, Kubernetes verb, upstream group, resource and subresource (of mapped resources only) and HTTP status code.",
 		}, []string{"class", "verb", "group", "resource", "subresource", "code"}),
-		requestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		requestDuration: d.histogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "request_duration_seconds", Buckets: requestBuckets,
 			Help: "Time to serve a request that is not long-running (watches, logs, exec, ... are not observed), backend included.",
 		}, []string{"class", "verb", "group", "resource", "subresource"}),
-		openWatches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		openWatches: d.gaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "open_watches",
 			Help: "Watches being served, by upstream group and resource (empty for resources the proxy does not map).",
 		}, []string{"group", "resource"}),
-		translationDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		translationDuration: d.histogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "translation_duration_seconds", Buckets: translationBuckets,
 			Help: "Time to translate one request body, response body, list item or watch event, by upstream group and kind (empty outside the mapped resources) and direction.",
 		}, []string{"group", "kind", "direction"}),
-		translationErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+		translationErrors: d.counterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "translation_errors_total",
 			Help: "Bodies that could not be translated, by upstream group and kind (empty outside the mapped resources), direction and the reason of the Status the client got.",
 		}, []string{"group", "kind", "direction", "reason"}),
-		conversionRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+		conversionRequests: d.counterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "conversion_webhook_requests_total",
 			Help: "ConversionReviews served by the conversion webhook, by kind, desired apiVersion and HTTP status code.",
 		}, []string{"kind", "desired_api_version", "code"}),
-		conversionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		conversionDuration: d.histogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "conversion_webhook_duration_seconds", Buckets: requestBuckets,
 			Help: "Time to serve one ConversionReview, by kind and desired apiVersion.",
 		}, []string{"kind", "desired_api_version"}),
 	}
-	m.namespaceModes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	m.namespaceModes = d.gaugeVec(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "namespaces",
 		Help: "Namespaces by the serving mode their " + serving.Label + " label gives (unknown: a value that is not a mode, or a label not guarded); unlabelled namespaces and those labelled private are not counted.",
 	}, []string{"mode"})
@@ -115,25 +190,54 @@ func New() *Metrics {
 		m.namespaceModes.WithLabelValues(string(mode))
 	}
 	m.namespaceModes.WithLabelValues(UnknownMode)
-	m.heldRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.heldRequests = d.counterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "held_requests_total",
 		Help: "Writes to mapped kinds answered with 429 Too Many Requests because their namespace's writes are held, by upstream group and resource.",
 	}, []string{"group", "resource"})
-	m.servingGuarded = prometheus.NewGauge(prometheus.GaugeOpts{
+	m.servingGuarded = d.gauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "serving_label_guarded",
 		Help: "1 while the ValidatingAdmissionPolicy and binding " + serving.PolicyName + " guard the namespaces' " + serving.Label +
 			" label, 0 otherwise: then every labelled namespace's writes are held and its reads served from the private groups.",
 	})
-	m.registry.MustRegister(
+	m.deprecatedRequests = d.counterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "requested_deprecated_apis_total",
+		Help: "Requests of mapped kinds at a version upstream deprecates, by upstream group, version, resource and subresource, " +
+			"the release that stops serving the version (empty where none is known) and the calling component as its " +
+			"User-Agent names it (other: a client not known). Requests answered 401 are not counted.",
+	}, []string{"group", "version", "resource", "subresource", "removed_release", "component"})
+	admission := []string{"manager", "kind", "operation"}
+	m.admissionRequests = d.counterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "admission_webhook_requests_total",
+		Help: "AdmissionReviews served, by manager, upstream kind, operation and HTTP status code (a denial's status code).",
+	}, append(admission, "code"))
+	m.admissionDuration = d.histogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "admission_webhook_duration_seconds", Buckets: admissionBuckets,
+		Help: "Time to serve one AdmissionReview, the manager's webhook server included, by manager, upstream kind and operation.",
+	}, admission)
+	m.admissionErrors = d.counterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "admission_webhook_errors_total",
+		Help: "AdmissionReviews whose call failed for the apiserver, by manager, upstream kind, operation and reason.",
+	}, append(admission, "reason"))
+	m.webhookHeldBytes = d.gaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "webhook_held_bytes",
+		Help: "Bytes of webhook requests (their bodies as read) the webhook holds while it reads, waits with and serves them, by webhook (conversion, admission).",
+	}, []string{"webhook"})
+	m.webhookActive = d.gaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "webhook_active_requests",
+		Help: "Webhook requests being served (read, and holding one of the webhook's turns), by webhook (conversion, admission).",
+	}, []string{"webhook"})
+	m.definitions = d.definitions
+	m.registry.MustRegister(append([]prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.requests, m.requestDuration, m.openWatches,
-		m.translationDuration, m.translationErrors,
-		m.conversionRequests, m.conversionDuration,
-		m.namespaceModes, m.heldRequests, m.servingGuarded,
-	)
+	}, d.collectors...)...)
 	return m
 }
+
+// Definitions returns the proxy's own metrics, in the order New defines them; the registry also holds
+// the Go runtime's (go_*) and the process's (process_*). It does not need a *Metrics: docs are generated
+// from it.
+func Definitions() []Definition { return New().definitions }
 
 // UnknownMode is the mode label of a namespace whose label the proxy does not follow: a value that is not
 // a serving.Mode, or any label while it is not guarded.
@@ -172,6 +276,38 @@ func (m *Metrics) SetServingLabelGuarded(guarded bool) {
 		v = 1
 	}
 	m.servingGuarded.Set(v)
+}
+
+// ObserveAdmissionReview records one AdmissionReview an admission webhook served: manager is the
+// configured manager's name, kind the reviewed object's upstream kind ("" outside the route table),
+// operation the review's (CREATE, UPDATE, DELETE, CONNECT or ""), code the HTTP status code of the answer
+// or, for a denial, the code of its status (403 without one), d the time it took, the manager's webhook
+// server included.
+func (m *Metrics) ObserveAdmissionReview(manager, kind, operation string, code int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.admissionRequests.WithLabelValues(manager, kind, operation, strconv.Itoa(code)).Inc()
+	m.admissionDuration.WithLabelValues(manager, kind, operation).Observe(d.Seconds())
+}
+
+// AdmissionError records an AdmissionReview whose call failed for the apiserver, by reason: unreachable,
+// timeout, bad_response (a non-200 answer or no AdmissionReview) or translation.
+func (m *Metrics) AdmissionError(manager, kind, operation, reason string) {
+	if m == nil {
+		return
+	}
+	m.admissionErrors.WithLabelValues(manager, kind, operation, reason).Inc()
+}
+
+// WebhookGauges returns the gauges of a webhook's bounds (webhook is "conversion" or "admission"): the
+// bytes of requests it holds against its budget, and the requests holding one of its turns. Nil records
+// nothing: both are then nil.
+func (m *Metrics) WebhookGauges(webhook string) (heldBytes, activeRequests prometheus.Gauge) {
+	if m == nil {
+		return nil, nil
+	}
+	return m.webhookHeldBytes.WithLabelValues(webhook), m.webhookActive.WithLabelValues(webhook)
 }
 
 // Registry returns the registry holding the metrics, to register more collectors or gather in tests.
@@ -257,4 +393,80 @@ func (m *Metrics) ObserveConversionReview(kind, desiredAPIVersion string, code i
 	}
 	m.conversionRequests.WithLabelValues(kind, desiredAPIVersion, strconv.Itoa(code)).Inc()
 	m.conversionDuration.WithLabelValues(kind, desiredAPIVersion).Observe(d.Seconds())
+}
+
+// DeprecatedRequestLabels are the labels of a request of a deprecated version, all from its route (see
+// the package doc): the upstream Group, Version and Resource, Subresource as RequestLabels has it, and
+// the route's RemovedRelease.
+type DeprecatedRequestLabels struct {
+	Group, Version, Resource, Subresource, RemovedRelease string
+}
+
+// DeprecatedRequest counts one request of a deprecated version, sent with the User-Agent header
+// userAgent (the component label is ComponentOf(userAgent)).
+func (m *Metrics) DeprecatedRequest(l DeprecatedRequestLabels, userAgent string) {
+	if m == nil {
+		return
+	}
+	m.deprecatedRequests.WithLabelValues(l.Group, l.Version, l.Resource, l.Subresource, l.RemovedRelease, ComponentOf(userAgent)).Inc()
+}
+
+// components maps each product name of apis/upstream.Components to its component.
+var components = func() map[string]string {
+	out := map[string]string{}
+	for _, c := range upstream.Components {
+		for _, p := range c.Products {
+			out[p] = c.Name
+		}
+	}
+	return out
+}()
+
+// ComponentOf returns the component a User-Agent names: the Name of the apis/upstream.Components entry
+// one of whose Products is the product name (what precedes the first "/", or the whole word) of the
+// User-Agent's second word, or else of its first, both before its first comment "(...)"; any other
+// User-Agent, the empty one included, is upstream.OtherComponent. The second word wins because it is
+// the source name CAPI's managers send after their binary's
+// ("manager/v1.13.6 cluster-api-controller-manager (linux/amd64) cluster.x-k8s.io/abc1234",
+// controllers/remote.DefaultClusterAPIUserAgent), where the binary ("manager") says less. client-go's
+// default ("<binary>/<version> (<os>/<arch>) kubernetes/<commit>", rest.DefaultKubernetesUserAgent) and a
+// User-Agent set whole ("hypershift-operator-manager") have one word. Only the first two words within the
+// first maxUserAgent bytes are read, however long the header: a word the limit cuts is not read, so that
+// no cut makes a product name of a longer word.
+func ComponentOf(userAgent string) string {
+	if len(userAgent) > maxUserAgent {
+		userAgent = userAgent[:maxUserAgent]
+		if i := strings.LastIndexAny(userAgent, " \t("); i >= 0 {
+			userAgent = userAgent[:i]
+		} else {
+			userAgent = ""
+		}
+	}
+	first, rest := word(userAgent)
+	second, _ := word(rest)
+	for _, w := range []string{second, first} {
+		product, _, _ := strings.Cut(w, "/")
+		if c, ok := components[product]; ok {
+			return c
+		}
+	}
+	return upstream.OtherComponent
+}
+
+// maxUserAgent is how many bytes of a User-Agent ComponentOf reads: well over the first two words of
+// the known clients' (under 80 bytes), so that a long header costs no more than a short one.
+const maxUserAgent = 256
+
+// word returns the first word of s (after spaces and tabs, up to the next one), or "" if s has none or
+// it begins a comment, and what follows it.
+func word(s string) (w, rest string) {
+	s = strings.TrimLeft(s, " \t")
+	if s == "" || s[0] == '(' {
+		return "", ""
+	}
+	end := strings.IndexAny(s, " \t(")
+	if end < 0 {
+		return s, ""
+	}
+	return s[:end], s[end:]
 }

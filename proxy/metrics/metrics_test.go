@@ -3,6 +3,7 @@ package metrics
 import (
 	"io"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,7 @@ func TestTranslationsAndConversions(t *testing.T) {
 func TestLintAndExposition(t *testing.T) {
 	m := New()
 	m.StartRequest(RequestLabels{Class: "Other", Verb: "get"}, false, false)(200)
+	m.DeprecatedRequest(DeprecatedRequestLabels{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines"}, "kubectl/v1.35.4")
 	problems, err := testutil.GatherAndLint(m.Registry())
 	if err != nil {
 		t.Fatal(err)
@@ -95,9 +97,71 @@ func TestLintAndExposition(t *testing.T) {
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
-	for _, name := range []string{"capi_proxy_requests_total", "go_goroutines", "process_resident_memory_bytes"} {
+	for _, name := range []string{"capi_proxy_requests_total", "capi_proxy_requested_deprecated_apis_total", "go_goroutines", "process_resident_memory_bytes"} {
 		if !strings.Contains(string(body), name) {
 			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+}
+
+// TestDefinitions: what Definitions lists is what the registry exposes once every metric was recorded:
+// the same names, types, help and labels, and nothing of the proxy's besides.
+func TestDefinitions(t *testing.T) {
+	m := New()
+	m.StartRequest(RequestLabels{Class: "Mapped", Verb: "watch"}, true, false)(200)
+	m.StartRequest(RequestLabels{Class: "Mapped", Verb: "watch"}, true, true)
+	m.ObserveTranslation("g", "K", Request, time.Millisecond)
+	m.TranslationError("g", "K", Request, "BadRequest")
+	m.ObserveConversionReview("Machine", "cluster.x-k8s.io/v1beta1", 200, time.Millisecond)
+	m.NamespaceModeChanged("", UnknownMode)
+	m.HeldRequest("g", "r")
+	m.SetServingLabelGuarded(true)
+	m.DeprecatedRequest(DeprecatedRequestLabels{Group: "g", Version: "v1beta1", Resource: "r", RemovedRelease: "v1.16"}, "kubectl/v1.34.0")
+	m.ObserveAdmissionReview("cluster-api", "Machine", "CREATE", 200, time.Millisecond)
+	m.AdmissionError("cluster-api", "Machine", "CREATE", "timeout")
+	held, active := m.WebhookGauges("conversion")
+	held.Set(1)
+	active.Set(1)
+
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]Definition{}
+	for _, d := range Definitions() {
+		if _, dup := defined[d.Name]; dup {
+			t.Errorf("%s is defined twice", d.Name)
+		}
+		defined[d.Name] = d
+	}
+	gathered := map[string]bool{}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), namespace+"_") {
+			continue
+		}
+		gathered[f.GetName()] = true
+		d, ok := defined[f.GetName()]
+		if !ok {
+			t.Errorf("%s is registered but not in Definitions", f.GetName())
+			continue
+		}
+		if typ := strings.ToLower(f.GetType().String()); typ != d.Type || f.GetHelp() != d.Help {
+			t.Errorf("%s: gathered %s %q, defined %s %q", d.Name, typ, f.GetHelp(), d.Type, d.Help)
+		}
+		var labels []string
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			labels = append(labels, l.GetName())
+		}
+		// The exposition sorts label names.
+		want := slices.Clone(d.Labels)
+		slices.Sort(want)
+		if !slices.Equal(labels, want) {
+			t.Errorf("%s: labels %q, defined %q", d.Name, labels, d.Labels)
+		}
+	}
+	for name := range defined {
+		if !gathered[name] {
+			t.Errorf("%s is in Definitions but was not gathered: record it above", name)
 		}
 	}
 }

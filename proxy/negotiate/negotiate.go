@@ -47,8 +47,8 @@ const (
 )
 
 // serializers are kube-apiserver's media types, in its order of preference (the one "*/*" gets first),
-// with its default feature gates (CBORServingAndStorage is off through v1.34: it serves no CBOR, and
-// answers a client that accepts only CBOR with 406).
+// with its default feature gates (CBORServingAndStorage, alpha, is off through v1.36: it serves no CBOR,
+// and answers a client that accepts only CBOR with 406).
 var serializers = []runtime.SerializerInfo{
 	{MediaType: "application/json", MediaTypeType: "application", MediaTypeSubType: "json", StreamSerializer: &runtime.StreamSerializerInfo{}},
 	{MediaType: "application/yaml", MediaTypeType: "application", MediaTypeSubType: "yaml"},

@@ -7,8 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
 // TestGzipToClient: a translated answer over 128 KiB is gzip'ed for a client that accepts gzip, as
@@ -221,5 +228,48 @@ func TestGzipPassThrough(t *testing.T) {
 	get(upstreamMachines + "/m")
 	if ae := b.last(t).Header.Get("Accept-Encoding"); ae != "identity" {
 		t.Errorf("a Machine: the backend was asked for Accept-Encoding %q, want identity", ae)
+	}
+}
+
+// TestLoopbackIdentity: without GzipLoopback, a client on loopback that accepts gzip is answered
+// uncompressed, a translated answer and a passed-through one alike, and the backend is asked for an
+// uncompressed single object.
+func TestLoopbackIdentity(t *testing.T) {
+	padding := strings.Repeat("x", 150<<10)
+	var askedGzip []string
+	var mu sync.Mutex
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		askedGzip = append(askedGzip, r.URL.Path+" "+r.Header.Get("Accept-Encoding"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big","annotations":{"p":%q}}}`, padding)
+	})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	defer p.Close()
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	for _, path := range []string{upstreamMachines + "/big", "/api/v1/namespaces/ns/configmaps/big"} {
+		req, _ := http.NewRequest(http.MethodGet, p.URL+path, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" || len(data) < 150<<10 {
+			t.Errorf("GET %s from loopback: %d, Content-Encoding %q, %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Encoding"), len(data))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, asked := range askedGzip {
+		if strings.Contains(asked, "gzip") {
+			t.Errorf("the backend was asked %q for a loopback client", asked)
+		}
 	}
 }

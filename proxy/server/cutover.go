@@ -26,17 +26,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
-
-// writeVerbs are the verbs that change objects: held in a held namespace, with their status and scale
-// subresources (which are updates and patches), dry runs included.
-var writeVerbs = sets.New("create", "update", "patch", "delete", "deletecollection")
 
 // retryAfterSeconds rounds d up to whole seconds, at least 1 (Retry-After counts seconds).
 func retryAfterSeconds(d time.Duration) int {
@@ -72,7 +68,7 @@ func (s *server) withServing(next http.Handler) http.Handler {
 			return
 		}
 		if !s.namespaces.Synced() {
-			if req.Class == classify.Mapped || req.Namespace != "" && writeVerbs.Has(req.Verb) && !(req.Group == "" && req.Resource == "namespaces") {
+			if req.Class == classify.Mapped || req.Namespace != "" && req.Writes() && !(req.Group == "" && req.Resource == "namespaces") {
 				s.notSynced(w)
 				return
 			}
@@ -94,7 +90,7 @@ func (s *server) withServing(next http.Handler) http.Handler {
 			return
 		}
 		m := view.mode(req.Namespace)
-		if m.mode.Held() && writeVerbs.Has(req.Verb) {
+		if m.mode.Held() && req.Writes() {
 			s.hold(w, req, m)
 			return
 		}
@@ -115,7 +111,7 @@ func (s *server) withServing(next http.Handler) http.Handler {
 // serveClusterWide serves a request of a namespaced mapped kind across all namespaces.
 func (s *server) serveClusterWide(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes, next http.Handler) {
 	req := ex.req
-	if writeVerbs.Has(req.Verb) {
+	if req.Writes() {
 		if view.labelled > 0 && req.Verb == "deletecollection" {
 			// It would reach namespaces served from other groups, or held: hold it while any is labelled.
 			s.hold(w, req, nsMode{mode: serving.PrivateHeld})
@@ -130,7 +126,7 @@ func (s *server) serveClusterWide(w http.ResponseWriter, r *http.Request, ex *ex
 	if req.Watch {
 		ex.endWatch = s.namespaces.ended(r.Context(), view, "")
 	}
-	if len(view.upstream) == 0 || (req.Verb != "list" && req.Verb != "watch") {
+	if len(view.upstream) == 0 || !req.ListOrWatch() {
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -150,7 +146,7 @@ func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *excha
 		status.Write(w, err)
 		return
 	}
-	ex.req.BackendPath = r.URL.Path
+	ex.backendPath = r.URL.Path
 	ex.respond = func(*http.Response) error { return nil } // endWatch still applies (modifyResponse)
 	s.proxy.ServeHTTP(w, r)
 }
@@ -173,7 +169,7 @@ func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
 		}
 		where = fmt.Sprintf("in namespace %q: its objects are being moved between API groups (%s=%s)", req.Namespace, serving.Label, label)
 	}
-	klog.V(2).InfoS("Holding a write", "verb", req.Verb, "resource", gr, "namespace", req.Namespace, "name", req.Name)
+	klog.V(loglevel.Unusual).InfoS("Holding a write", "verb", req.Verb, "resource", gr, "namespace", req.Namespace, "name", req.Name)
 	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
 	status.Write(w, apierrors.NewTooManyRequests(fmt.Sprintf("writes to %s are held %s; retry after %ds", what, where, s.retryAfter), s.retryAfter))
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
 	"strings"
@@ -13,16 +14,22 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
-// exchange is what the steps of one request share through its context: the classification, and the
-// response step chosen for it (nil: the response is forwarded as it is).
+// exchange is what the steps of one request share through its context: the classification, where the
+// request goes, and the response step chosen for it (nil: the response is forwarded as it is).
 type exchange struct {
+	// req is the classification, decided once by withClass and never changed: other packages read the
+	// same value (classify.FromContext).
 	req classify.Request
+	// backendPath is the URL path the request is sent to (rewrite): req.BackendPath, but for a request
+	// served from the upstream groups (serveUpstream, cutover.go: its own path) and one of a
+	// CustomResourceDefinition or APIService named by its upstream name (serveGroupNamed: the private
+	// object's path).
+	backendPath string
 	// url is the URL of the request classified, which tells it from the requests a handler makes itself.
 	url     *url.URL
 	respond func(*http.Response) error
@@ -79,9 +86,35 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 			return
 		}
 		req := c.Classify(r)
-		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL})
+		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL, backendPath: req.BackendPath})
 		next.ServeHTTP(w, r.WithContext(classify.NewContext(ctx, req)))
 	})
+}
+
+// withLoopbackIdentity answers a client on a loopback address uncompressed: it sets the request's
+// Accept-Encoding to "identity", so that no step of the chain gzips an answer for it (compress.go, the
+// Adapter, OpenAPI v2) and an answer the backend would gzip is asked for uncompressed
+// (passthrough.go); lists are still asked of the backend gzip'ed, and decompressed (listsGzip). HTTP
+// lets a server answer in identity whatever Accept-Encoding names (RFC 9110 section 12.5.3), and
+// client-go reads either. A client elsewhere, or a RemoteAddr that is not an address (a Unix socket),
+// keeps its header. With on false it leaves next as it is (Options.GzipLoopback).
+func withLoopbackIdentity(on bool, next http.Handler) http.Handler {
+	if !on {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.Header["Accept-Encoding"]; ok && loopback(r.RemoteAddr) {
+			r.Header.Set("Accept-Encoding", "identity")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopback reports whether a RemoteAddr ("host:port", as net/http sets it) is a loopback address
+// (127.0.0.0/8, ::1, or ::ffff:127.0.0.0/104).
+func loopback(remoteAddr string) bool {
+	ap, err := netip.ParseAddrPort(remoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // withUnrouted answers a request of a private group, and one of a mapped group that no route serves and
@@ -104,18 +137,15 @@ func withUnrouted(next http.Handler) http.Handler {
 	})
 }
 
-// bodyVerbs are the verbs whose request body kube-apiserver reads up to its limit (an object, a patch,
-// DeleteOptions).
-var bodyVerbs = sets.New("create", "update", "patch", "delete", "deletecollection")
-
-// withBodyLimit answers a resource request whose body kube-apiserver would read up to its limit, and
+// withBodyLimit answers a resource request whose body kube-apiserver would read up to its limit
+// (classify.Request.Writes), and
 // whose declared Content-Length exceeds limit, with 413, as kube-apiserver would, before reading any of
 // it. Bodies without a declared length are bounded where the proxy reads them (readBody), or by the
 // backend where it forwards them unread.
 func withBodyLimit(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := exchangeFrom(r.Context()).req
-		if r.ContentLength > limit && req.IsResource && !req.LongRunning && bodyVerbs.Has(req.Verb) {
+		if r.ContentLength > limit && req.IsResource && !req.LongRunning && req.Writes() {
 			status.Write(w, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)))
 			return
 		}

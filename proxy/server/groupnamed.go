@@ -62,7 +62,7 @@ func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exc
 		err = names.Forbidden(req.Verb, req.Name, groupnamed.GroupOf(req.Name))
 	case target == groupnamed.Mapped:
 		if err = g.mapped(r, ex, privateName); err == nil {
-			ex.req.BackendPath = strings.Replace(r.URL.Path, "/"+resource+"/"+req.Name, "/"+resource+"/"+privateName, 1)
+			ex.backendPath = strings.Replace(r.URL.Path, "/"+resource+"/"+req.Name, "/"+resource+"/"+privateName, 1)
 		}
 	case req.Verb == "deletecollection":
 		if err = s.deleteCollection(w, r, ex, names); err == nil {
@@ -118,7 +118,7 @@ func (s *server) authorize(r *http.Request, ex *exchange, names *groupnamed.Name
 		header.Set("Content-Type", probeContentType)
 		probe = []byte(probeBody)
 	}
-	resp, data, err := s.backendDo(r, r.Method, ex.req.BackendPath, r.URL.RawQuery, header, probe)
+	resp, data, err := s.backendDo(r, r.Method, ex.backendPath, r.URL.RawQuery, header, probe)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (s *server) deleteCollection(w http.ResponseWriter, r *http.Request, ex *ex
 	if err != nil {
 		return err
 	}
-	path := ex.req.BackendPath
+	path := ex.backendPath
 	deleteHeader := http.Header{"Accept": {body.JSON}}
 	if deleteOptions != nil {
 		deleteHeader.Set("Content-Type", r.Header.Get("Content-Type"))

@@ -47,6 +47,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
@@ -324,9 +325,7 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 	sub.Header.Del("Content-Type")
 	negotiate.Narrow(sub.Header, negotiate.CustomResource)
 	if upstream {
-		req := s.classifier.Classify(sub)
-		req.BackendPath = path
-		ex := &exchange{req: req, url: sub.URL, respond: func(*http.Response) error { return nil }}
+		ex := &exchange{req: s.classifier.Classify(sub), url: sub.URL, backendPath: path, respond: func(*http.Response) error { return nil }}
 		sub = sub.WithContext(context.WithValue(ctx, exchangeKey{}, ex))
 	}
 	return sub, func() { stop(); cancel() }
@@ -337,7 +336,7 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 func (s *server) servePart(w http.ResponseWriter, sub *http.Request, upstream bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			klog.V(2).InfoS("A part of a merged list or watch broke off", "path", sub.URL.Path, "panic", v)
+			klog.V(loglevel.Unusual).InfoS("A part of a merged list or watch broke off", "path", sub.URL.Path, "panic", v)
 		}
 	}()
 	if upstream {
@@ -404,7 +403,7 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 		case <-ctx.Done():
 			return
 		case <-ex.endWatch.Done():
-			if context.Cause(ex.endWatch) != errModeChanged {
+			if !errors.Is(context.Cause(ex.endWatch), errModeChanged) {
 				return // the request ended
 			}
 			_, _ = w.Write(expiredEvent(modeChanged))

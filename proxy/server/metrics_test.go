@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,6 +191,128 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 		}
 		if err, ok := served[name]; !ok || err != nil {
 			t.Errorf("the %s webhook: served %v, deadlines: %v", name, ok, err)
+		}
+	}
+}
+
+// TestDeprecatedRequests: every request of a deprecated version (fakeroutes' Machine v1beta1) counts in
+// requested_deprecated_apis_total, whatever its verb and however it is answered but 401, by the component
+// its User-Agent names; a watch counts as soon as it is answered, while it is still open. Requests of
+// v1beta2 never count.
+func TestDeprecatedRequests(t *testing.T) {
+	const (
+		v1beta1         = "/apis/cluster.x-k8s.io/v1beta1/namespaces/ns/machines"
+		privateV1beta1  = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta1","kind":"Machine","metadata":{"name":"m1","namespace":"ns"}}`
+		upstreamV1beta1 = `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","metadata":{"name":"m1","namespace":"ns"}}`
+	)
+	watching := make(chan struct{})
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Query().Get("watch") == "true":
+			fmt.Fprintln(w, `{"type":"ADDED","object":`+privateV1beta1+`}`)
+			w.(http.Flusher).Flush()
+			<-watching
+		case strings.HasSuffix(r.URL.Path, "/unauthorized"):
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`)
+		case strings.HasSuffix(r.URL.Path, "/forbidden"):
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"no","reason":"Forbidden","code":403}`)
+		case strings.HasSuffix(r.URL.Path, "/machines") && r.Method == http.MethodGet:
+			io.WriteString(w, `{"apiVersion":"`+strings.Split(r.URL.Path, "/")[2]+"/"+strings.Split(r.URL.Path, "/")[3]+`","kind":"MachineList","metadata":{},"items":[]}`)
+		case strings.Contains(r.URL.Path, "/v1beta2/"):
+			io.WriteString(w, privateMachine)
+		default:
+			io.WriteString(w, privateV1beta1)
+		}
+	})
+	m := metrics.New()
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httptest.NewServer(h)
+	defer p.Close()
+	operator := http.Header{"User-Agent": {"hypershift-operator-manager"}}
+	jsonBody := http.Header{"User-Agent": {"hypershift-operator-manager"}, "Content-Type": {"application/json"}}
+	merge := http.Header{"User-Agent": {"hypershift-operator-manager"}, "Content-Type": {"application/merge-patch+json"}}
+	for _, r := range []struct {
+		method, path, body string
+		header             http.Header
+		code               int
+	}{
+		{"GET", v1beta1 + "/m1", "", operator, 200},
+		{"GET", v1beta1, "", operator, 200},
+		{"POST", v1beta1, upstreamV1beta1, jsonBody, 200},
+		{"PUT", v1beta1 + "/m1/status", upstreamV1beta1, jsonBody, 200},
+		{"PATCH", v1beta1 + "/m1", `{"metadata":{"labels":{"a":"b"}}}`, merge, 200},
+		{"DELETE", v1beta1 + "/m1", "", operator, 200},
+		{"GET", v1beta1 + "/forbidden", "", operator, 403},
+		{"GET", v1beta1 + "/unauthorized", "", operator, 401},
+		{"GET", v1beta1 + "/m1", "", http.Header{"User-Agent": {"kubectl/v1.35.4 (linux/amd64) kubernetes/abcdef0"}}, 200},
+		{"GET", upstreamMachines + "/m1", "", operator, 200},
+		{"GET", upstreamMachines, "", operator, 200},
+		{"PATCH", upstreamMachines + "/m1", `{"metadata":{"labels":{"a":"b"}}}`, merge, 200},
+	} {
+		if resp, data := do(t, r.method, p.URL+r.path, r.body, r.header); resp.StatusCode != r.code {
+			t.Fatalf("%s %s: %d, want %d: %s", r.method, r.path, resp.StatusCode, r.code, data)
+		}
+	}
+	series := map[string]string{"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "machines", "subresource": "",
+		"removed_release": "v1.16", "component": "hypershift-operator"}
+	value := func(labels map[string]string) float64 {
+		t.Helper()
+		return metricstest.Value(t, m.Registry(), "capi_proxy_requested_deprecated_apis_total", labels)
+	}
+	// get, list, create, patch, delete and the forbidden get; not the 401.
+	if v := value(series); v != 6 {
+		t.Errorf("%v = %v, want 6", series, v)
+	}
+	if v := value(metricstest.With(series, "subresource", "status")); v != 1 {
+		t.Errorf("the status update: %v, want 1", v)
+	}
+	if v := value(metricstest.With(series, "component", "kubectl")); v != 1 {
+		t.Errorf("kubectl's get: %v, want 1", v)
+	}
+
+	req, _ := http.NewRequest("GET", p.URL+v1beta1+"?watch=true", nil)
+	req.Header.Set("User-Agent", "hypershift-operator-manager")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if v := value(series); v != 7 {
+		t.Errorf("during the watch %v, want 7: a watch counts once answered", v)
+	}
+	close(watching)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	p.Close() // waits for the handler to finish
+	if v := value(series); v != 7 {
+		t.Errorf("after the watch %v, want 7: a watch counts once", v)
+	}
+
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "capi_proxy_requested_deprecated_apis_total" {
+			continue
+		}
+		if len(f.GetMetric()) != 3 {
+			t.Errorf("%d series, want 3", len(f.GetMetric()))
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "version" && l.GetValue() != "v1beta1" {
+					t.Errorf("a series of version %s, which is not deprecated", l.GetValue())
+				}
+			}
 		}
 	}
 }

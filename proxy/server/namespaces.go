@@ -28,8 +28,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
-	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metaonly"
+	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 )
 
 // Namespaces follows the serving mode of every namespace: fed with Namespaces' metadata (by a

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -205,7 +206,7 @@ func writeBackendError(w http.ResponseWriter, resp *http.Response, data []byte) 
 	if translated, err := status.Translate(translate.ToUpstream, data); err == nil {
 		data = translated
 	} else {
-		klog.V(4).InfoS("Backend error body is not a Status", "code", resp.StatusCode, "err", err)
+		klog.V(loglevel.Debug).InfoS("Backend error body is not a Status", "code", resp.StatusCode, "err", err)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		w.Header().Set("Content-Type", ct)

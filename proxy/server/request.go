@@ -98,7 +98,7 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 			notFound(resp)
 			return nil
 		}
-		status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+		upstreamWarnings(resp)
 		translateStatus := s.bodies.Upstream
 		switch contentType := resp.Header.Get("Content-Type"); {
 		case negotiate.IsProtobuf(contentType):
@@ -118,7 +118,7 @@ func (s *server) serveUnrouted(w http.ResponseWriter, r *http.Request, ex *excha
 // prepareResource negotiates what the backend answers a resource request in. CBOR and YAML cannot be
 // translated, nor protobuf of kinds the proxy does not know: Accept is narrowed to JSON, keeping the shape
 // asked for (as=Table, PartialObjectMetadata, ...), and protobuf is kept where the proxy translates it
-// (negotiate.AcceptProtobuf): built-in kinds (body.DecodesProtobuf), and PartialObjectMetadata of any
+// (negotiate.AcceptProtobuf): the built-in kinds it knows (body.DecodesProtobuf), and PartialObjectMetadata of any
 // resource; when the backend can serve no range, it answers its own 406. This holds for every resource,
 // since any object's ownerReferences may point at a mapped group (a Secret owned by a Cluster); client-go
 // decodes the answer by its Content-Type. CRDs and APIServices (whose answers package groupnamed rewrites
@@ -138,7 +138,8 @@ func (s *server) prepareResource(r *http.Request, ex *exchange) {
 	if ex.req.Class == classify.CRD || ex.req.Class == classify.APIService || ex.req.WebSocket {
 		negotiate.Narrow(r.Header, endpoint)
 	} else {
-		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped && body.DecodesProtobuf(ex.req.Group))
+		negotiate.NarrowProtobuf(r.Header, endpoint, ex.req.Class != classify.Mapped &&
+			body.DecodesProtobuf(schema.GroupVersionResource{Group: ex.req.Group, Version: ex.req.Version, Resource: ex.req.Resource}))
 	}
 	ex.gzip = acceptsGzip(r.Header)
 	// Named, so that the transport neither asks for gzip itself nor decompresses. A compressed answer
@@ -177,7 +178,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		// client's own bytes for whatever they reach.
 		return nil
 	}
-	if req.Verb != "create" && req.Verb != "update" && req.Verb != "patch" {
+	if !req.SendsObject() {
 		// delete and deletecollection carry DeleteOptions, which name no group.
 		return s.bufferBody(r)
 	}
@@ -195,8 +196,8 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		paths := s.requestPaths(req, "", "")
 		out, outType, err = body.PatchToPrivate(contentType, data, paths)
 		if errors.Is(err, body.ErrObjectNeeded) {
-			out, outType = nil, contentType
-			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, req)); err != nil {
+			outType = contentType
+			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, ex.backendPath)); err != nil {
 				// Unreachable: PatchToPrivate parsed the patch.
 				err = apierrors.NewBadRequest(err.Error())
 			}
@@ -220,8 +221,8 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 // patchedObject reads, on behalf of the client, the object a patch applies to as the backend holds it (in
 // JSON, at the request's path in the private group), for body.ResolveJSONPatch; nil where the backend
 // does not answer it (the object is missing, the client may not read it).
-func (s *server) patchedObject(r *http.Request, req classify.Request) []byte {
-	resp, data, err := s.backendGet(r, req.BackendPath, body.JSON, "")
+func (s *server) patchedObject(r *http.Request, backendPath string) []byte {
+	resp, data, err := s.backendGet(r, backendPath, body.JSON, "")
 	if err != nil || resp.StatusCode != http.StatusOK || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
@@ -286,15 +287,15 @@ func (s *server) requestPaths(req classify.Request, apiVersion, kind string) *tr
 	return req.Route.Paths
 }
 
-// rewrite points the outbound request at the backend, at the path classification chose (the private
+// rewrite points the outbound request at the backend, at the request's exchange.backendPath (the private
 // group for a mapped resource). The query is kept as it is; the Host header becomes the backend's;
 // client-provided X-Forwarded-* and Forwarded headers were removed by ReverseProxy.
 func (s *server) rewrite(pr *httputil.ProxyRequest) {
 	ex := exchangeFrom(pr.In.Context())
 	out := pr.Out
 	out.URL.Scheme, out.URL.Host = s.backend.Scheme, s.backend.Host
-	if s.backend.Path != "" || ex.req.BackendPath != pr.In.URL.Path {
-		out.URL.Path = joinPath(s.backend.Path, ex.req.BackendPath)
+	if s.backend.Path != "" || ex.backendPath != pr.In.URL.Path {
+		out.URL.Path = joinPath(s.backend.Path, ex.backendPath)
 		out.URL.RawPath = ""
 	}
 	out.Host = ""
@@ -304,9 +305,7 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 // fieldSelector of a list, watch or deletecollection of a resource that selects on a group-carrying
 // field (Events by involvedObject.apiVersion). The error is an API status.
 func translateQuery(r *http.Request, req classify.Request) error {
-	switch req.Verb {
-	case "list", "watch", "deletecollection":
-	default:
+	if !req.Selects() {
 		return nil
 	}
 	q := r.URL.Query()

@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -123,7 +124,7 @@ type listReader struct {
 
 func (r *listReader) Read(p []byte) (int, error) {
 	n, err := r.ListReader.Read(p)
-	if err != nil && err != io.EOF && !r.reported {
+	if err != nil && !errors.Is(err, io.EOF) && !r.reported {
 		r.reported = true
 		r.failed(err)
 	}
@@ -177,7 +178,7 @@ func (s *server) watchStream(ex *exchange, resp *http.Response, newReader func(i
 			case err == nil:
 			case in.err != nil && !errors.Is(in.err, io.EOF):
 				if !errors.Is(in.err, context.Canceled) { // else the client went away
-					klog.V(2).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
+					klog.V(loglevel.Unusual).InfoS("The backend's watch stream broke off; ending the client's watch", "resource", ex.req.Resource, "err", in.err)
 				}
 			default:
 				s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
@@ -275,7 +276,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
 	}
-	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	upstreamWarnings(resp)
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
@@ -315,7 +316,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 // backend compressed it if the client accepts that (passThroughGzip).
 func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	req := ex.req
-	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	upstreamWarnings(resp)
 	if !req.IsResource {
 		return nil
 	}
@@ -372,7 +373,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil
-	case (req.Verb == "list" || req.Verb == "deletecollection") && (objects.Row != nil || !negotiate.AsksTable(resp.Request.Header.Get("Accept"))):
+	case req.AnswersList() && (objects.Row != nil || !negotiate.AsksTable(resp.Request.Header.Get("Accept"))):
 		// A list, or its Table (kubectl get) where objects translate its rows.
 		return s.listBody(ex, resp, objects)
 	default:
@@ -383,7 +384,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 
 // discoveryResponse rewrites a discovery document (or translates the Status of a failed request).
 func (s *server) discoveryResponse(resp *http.Response) error {
-	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
+	upstreamWarnings(resp)
 	discovery.Response(resp.Header)
 	if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
@@ -415,21 +416,21 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 // reset it (http.ErrAbortHandler: net/http resets the stream, or closes an HTTP/1.1 connection).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
-		klog.V(4).InfoS("Client went away", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Debug).InfoS("Client went away", "path", r.URL.Path, "err", err)
 		return
 	}
 	var reset http2.StreamError
 	if errors.As(err, &reset) {
-		klog.V(2).InfoS("The backend reset the request's stream; resetting the client's", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Unusual).InfoS("The backend reset the request's stream; resetting the client's", "path", r.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	var apiErr *apierrors.StatusError
 	if errors.As(err, &apiErr) {
-		klog.V(2).InfoS("Answering with the proxy's own error", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Unusual).InfoS("Answering with the proxy's own error", "path", r.URL.Path, "err", err)
 		status.Write(w, apiErr)
 		return
 	}
-	klog.V(2).InfoS("Backend unavailable", "path", r.URL.Path, "err", err)
+	klog.V(loglevel.Unusual).InfoS("Backend unavailable", "path", r.URL.Path, "err", err)
 	status.Write(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the backend kube-apiserver is unavailable: %v", err)))
 }
 
@@ -449,6 +450,15 @@ func modifyResponse(resp *http.Response) error {
 		return compress(resp)
 	}
 	return nil
+}
+
+// upstreamWarnings translates the Warning headers of resp, a backend's answer the proxy translates, to
+// the upstream groups (status.Warnings): kube-apiserver's warnings name the kinds and fields they are
+// about (deprecated versions, unknown or duplicate fields). It is the one place a Warning header is
+// translated; an answer passed on untranslated (a namespace served from the upstream groups, a switch
+// of protocols) keeps its headers as they are.
+func upstreamWarnings(resp *http.Response) {
+	status.Warnings(translate.ToUpstream, resp.Header["Warning"])
 }
 
 // notFound turns resp into kube-apiserver's answer for a path it does not serve (status.NotFound).

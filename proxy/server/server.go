@@ -66,7 +66,9 @@
 // uncompressed (discovery's is gzip'ed by the transport and decompressed); a translated answer larger than
 // 128 KiB is gzip'ed for a client that accepts it, at kube-apiserver's level, as kube-apiserver does
 // (watches are not); a compressed answer that names no private group, and an answer the proxy passes
-// through, keep the backend's encoding (passthrough.go).
+// through, keep the backend's encoding (passthrough.go). A client on a loopback address (the manager
+// beside a sidecar proxy) is answered uncompressed unless Options.GzipLoopback: over loopback gzip saves
+// no time and costs CPU on both sides.
 package server
 
 import (
@@ -150,6 +152,12 @@ type Options struct {
 	// PageOutExecutable makes the proxy, after a burst of watches, also ask the kernel to reclaim the pages
 	// of its executable that the burst touched (pageout.Executable; memory.go).
 	PageOutExecutable bool
+	// GzipLoopback gzips answers to clients on a loopback address as to any other: as kube-apiserver, a
+	// translated answer over 128 KiB for a client whose Accept-Encoding names gzip. Unset, such a client
+	// (the manager beside a sidecar proxy) is answered uncompressed whatever its Accept-Encoding says, as
+	// HTTP allows (RFC 9110 section 12.5.3: identity is always acceptable unless excluded): over loopback
+	// compression saves no time and costs CPU on both sides (withLoopbackIdentity).
+	GzipLoopback bool
 	// Admission, when set, serves the private groups' admission webhooks below
 	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
 	// apiserver calls them, not a client of the API. The proxy's webhook listener serves the same one.
@@ -304,37 +312,67 @@ func New(o Options) (http.Handler, error) {
 		ErrorHandler:  proxyError,
 		ErrorLog:      klog.NewStandardLogger("WARNING"),
 	}
-	// The handler chain, outermost first: every request is classified once (withClass), counted
-	// (withMetrics), held to the authentication mode's header rules (auth.WithHeaderPolicy); what no route
-	// serves and the private groups are answered 404, oversized bodies 413, and genuine upgrades pass raw
-	// (filters.go); each namespace is served by its serving mode (withServing, cutover.go); then the
-	// in-process conversion of versions the backend does not serve (package adapt)
-	// and the server's dispatch on the class (ServeHTTP). Requests the Adapter makes itself are new
-	// requests: they are classified on their own before the dispatch.
-	var core http.Handler = withClass(s.classifier, s)
 	if o.Converter != nil {
-		core = adapt.New(core, o.Converter, adapt.Options{MaxRequestBodyBytes: o.MaxRequestBodyBytes})
 		s.webhook = o.Webhook
 		if s.webhook == nil {
 			s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
 		}
 	}
-	s.core = core
-	var h http.Handler = withClass(s.classifier,
-		withMetrics(s.metrics,
-			auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes,
-				withUnrouted(
-					withBodyLimit(s.maxBody,
-						withUpgrades(s.upgrades, s.withServing(core)))))))
-	if o.Admission != nil {
-		h = withAdmission(o.Admission, h)
+
+	// The handler chain, built as k8s.io/apiserver's DefaultBuildHandlerChain builds its own: the server's
+	// dispatch innermost, then each filter wrapped around the chain so far, one line each, so that a
+	// request meets them from the last line up. A filter whose option is off returns the chain as it is.
+	// In the order a request meets them (docs/architecture.md draws the same):
+	//
+	//	withAdmission          the admission webhooks, at their own paths (Options.Admission)
+	//	withLoopbackIdentity   a loopback client answered uncompressed (unless Options.GzipLoopback)
+	//	withClass              classified once (package classify); its exchange put into its context
+	//	withMetrics            counted, timed and logged
+	//	auth.WithHeaderPolicy  the authentication mode's header rules
+	//	withUnrouted           404 for the private groups and what no route serves; 400 for a target
+	//	                       that is not a path
+	//	withBodyLimit          413 for a body over Options.MaxRequestBodyBytes
+	//	withUpgrades           genuine upgrades passed raw; other requests' upgrade headers removed
+	//	withServing            each namespace served by its serving mode (Options.Namespaces; cutover.go)
+	//	withAdapter            versions the backend does not serve converted in process (Options.Converter)
+	//	withClass              the requests the Adapter makes itself, which are new requests, classified
+	//	                       (a request classified already goes through)
+	//	s                      the dispatch on the class (ServeHTTP)
+	//
+	// s.core is the chain below withServing: the merged cluster-wide lists and watches send their
+	// private parts to it (merge.go).
+	var handler http.Handler = s
+	handler = withClass(s.classifier, handler)
+	handler = withAdapter(o.Converter, o.MaxRequestBodyBytes, handler)
+	s.core = handler
+	handler = s.withServing(handler)
+	handler = withUpgrades(s.upgrades, handler)
+	handler = withBodyLimit(s.maxBody, handler)
+	handler = withUnrouted(handler)
+	handler = auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes, handler)
+	handler = withMetrics(s.metrics, handler)
+	handler = withClass(s.classifier, handler)
+	handler = withLoopbackIdentity(!o.GzipLoopback, handler)
+	handler = withAdmission(o.Admission, handler)
+	return handler, nil
+}
+
+// withAdapter puts package adapt's Adapter in front of next, which converts in process the versions of
+// mapped kinds the backend does not serve; a nil converter leaves next as it is.
+func withAdapter(c *convert.Converter, maxBody int64, next http.Handler) http.Handler {
+	if c == nil {
+		return next
 	}
-	return h, nil
+	return adapt.New(next, c, adapt.Options{MaxRequestBodyBytes: maxBody})
 }
 
 // withAdmission serves the paths below webhook.AdmissionPathPrefix with admission, and every other path
-// with next. kube-apiserver serves nothing there, so no API path is shadowed.
+// with next. kube-apiserver serves nothing there, so no API path is shadowed. A nil admission leaves
+// next as it is.
 func withAdmission(admission, next http.Handler) http.Handler {
+	if admission == nil {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, webhook.AdmissionPathPrefix) {
 			admission.ServeHTTP(w, r)

@@ -79,12 +79,13 @@ func (b *backend) count() int {
 }
 
 // newProxy serves the proxy in front of backendURL. The backend config carries credentials of its own,
-// which the proxy must never use.
+// which the proxy must never use. Its clients are on loopback but stand for any (GzipLoopback).
 func newProxy(t *testing.T, backendURL string) *httptest.Server {
 	t.Helper()
 	h, err := server.New(server.Options{
-		Backend: &rest.Config{Host: backendURL, BearerToken: "proxy-own-token", Username: "u", Password: "p"},
-		Routes:  fakeroutes.Table(),
+		Backend:      &rest.Config{Host: backendURL, BearerToken: "proxy-own-token", Username: "u", Password: "p"},
+		Routes:       fakeroutes.Table(),
+		GzipLoopback: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"k8s.io/klog/v2"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 )
 
 // Copying a watch's answer to the client. httputil.ReverseProxy copies a body through a buffer from its
@@ -167,7 +169,7 @@ func (s *server) copyWatch(w http.ResponseWriter, r *http.Request, c *watchCopy)
 // of a merged watch, served in process) by returning.
 func abortCopy(r *http.Request, err error) {
 	if r.Context().Err() == nil {
-		klog.V(2).InfoS("Copying a watch to the client failed", "path", r.URL.Path, "err", err)
+		klog.V(loglevel.Unusual).InfoS("Copying a watch to the client failed", "path", r.URL.Path, "err", err)
 	}
 	if r.Context().Value(http.ServerContextKey) != nil {
 		panic(http.ErrAbortHandler)

@@ -131,7 +131,7 @@ func TestCopyWatchClientGone(t *testing.T) {
 		}
 		func() {
 			defer func() {
-				if v := recover(); (v == http.ErrAbortHandler) != served {
+				if v := recover(); (v == http.ErrAbortHandler) != served { //nolint:errorlint // the panic value is http.ErrAbortHandler itself
 					t.Errorf("served by an http.Server: %v; panic %v", served, v)
 				}
 			}()

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -83,7 +84,7 @@ func (s *server) translateWebSocket(ex *exchange, resp *http.Response, upstream 
 		},
 		broken: func(err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
-				klog.V(2).InfoS("The backend's websocket watch broke off; ending the client's watch", "resource", req.Resource, "err", err)
+				klog.V(loglevel.Unusual).InfoS("The backend's websocket watch broke off; ending the client's watch", "resource", req.Resource, "err", err)
 			}
 		},
 	}

@@ -76,20 +76,6 @@ type WriteError struct{ Err error }
 func (e *WriteError) Error() string { return "writing the translated stream: " + e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// writer remembers the first write error, so that a long sequence of writes needs one check.
-type writer struct {
-	w   io.Writer
-	err error
-}
-
-func (w *writer) write(p []byte) {
-	if w.err == nil {
-		if _, err := w.w.Write(p); err != nil {
-			w.err = &WriteError{Err: err}
-		}
-	}
-}
-
 // List reads one JSON list object from src and writes it to dst, translated with o.APIVersion (the
 // top-level "apiVersion") and o.AppendObject or o.Object (each element of "items", written as soon as it
 // is translated). A null "items" is kept. It returns an error for malformed JSON, a top-level value that

@@ -22,6 +22,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -154,7 +155,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		code = int(status.ToStatus(err).Code)
 		if reason != "" {
 			a.metrics.error(l, reason)
-			klog.V(2).InfoS("Admission webhook call failed", "manager", manager, "path", path, "reason", reason, "err", err)
+			klog.V(loglevel.Unusual).InfoS("Admission webhook call failed", "manager", manager, "path", path, "reason", reason, "err", err)
 		}
 		writeStatus(w, err)
 	}

@@ -180,37 +180,8 @@ type limits struct {
 func newLimits(name string, maxHeld int64, maxConcurrent int, m *metrics.Metrics) *limits {
 	l := &limits{name: name, budget: &budget{limit: maxHeld}, turns: &turns{c: make(chan struct{}, maxConcurrent)},
 		readTimeout: ReadTimeout, writeTimeout: WriteTimeout}
-	if m != nil {
-		held, active := limitGauges(m)
-		l.budget.gauge, l.turns.gauge = held.WithLabelValues(name), active.WithLabelValues(name)
-	}
+	l.budget.gauge, l.turns.gauge = m.WebhookGauges(name)
 	return l
-}
-
-// limitGauges returns the gauges of the webhooks' limits in m's registry, registering them once: the
-// conversion and the admission handler of one proxy share them, by their webhook label.
-func limitGauges(m *metrics.Metrics) (held, active *prometheus.GaugeVec) {
-	held = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "capi_proxy", Name: "webhook_held_bytes",
-		Help: "Bytes of webhook requests (their bodies as read) the webhook holds while it reads, waits with and serves them, by webhook (conversion, admission).",
-	}, []string{"webhook"})
-	active = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: "capi_proxy", Name: "webhook_active_requests",
-		Help: "Webhook requests being served (read, and holding one of the webhook's turns), by webhook (conversion, admission).",
-	}, []string{"webhook"})
-	return register(m, held), register(m, active)
-}
-
-// register registers g in m's registry, or returns the one registered there already.
-func register(m *metrics.Metrics, g *prometheus.GaugeVec) *prometheus.GaugeVec {
-	if err := m.Registry().Register(g); err != nil {
-		var already prometheus.AlreadyRegisteredError
-		if errors.As(err, &already) {
-			return already.ExistingCollector.(*prometheus.GaugeVec)
-		}
-		panic(err)
-	}
-	return g
 }
 
 // deadlines sets the read and write deadlines of a webhook request from start (ReadTimeout,

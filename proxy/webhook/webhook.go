@@ -21,9 +21,9 @@
 // budget) when exhausted; at most Options.MaxConcurrentReviews reviews are converted at once, a review
 // taking its turn only once read and waiting for it until its request is cancelled (429). See limits.go
 // for these bounds; a proxy serves both its listeners with one Handler. Every review is recorded in the
-// conversion_webhook_* metrics (see package metrics) and the webhook_* gauges of the bounds; the
-// proxy's handler chain (server.New) counts one on the API listener in requests_total like every
-// request, with class Webhook and verb post.
+// capi_proxy_conversion_webhook_* metrics and the capi_proxy_webhook_* gauges of the bounds (webhook
+// "conversion"), all defined in package metrics; the proxy's handler chain (server.New) also counts a
+// review on the API listener in requests_total like every request, with class Webhook and verb post.
 //
 // Memory: a review of N bytes grows the proxy's RSS by about 3 N at its peak: the objects as read (N),
 // their conversions (1.5 N for v1beta2 Machines to v1beta1, which adds each one's conversion-data
@@ -47,7 +47,9 @@
 // The package also serves the admission webhooks of the private groups (Admission, at
 // AdmissionPathPrefix): it forwards the apiserver's AdmissionReviews of private objects, in upstream
 // terms, to the webhook server of the CAPI manager or provider that owns the kind, and translates the
-// answers back.
+// answers back. Its reviews are recorded in the capi_proxy_admission_webhook_* metrics and the
+// capi_proxy_webhook_* gauges (webhook "admission"), defined in package metrics too; the handler chain
+// serves its paths ahead of everything else, so they are not counted in requests_total.
 package webhook
 
 import (
@@ -77,6 +79,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 )
 
@@ -300,7 +303,7 @@ func (h *Handler) review(ctx context.Context, uid types.UID, desiredAPIVersion s
 		if err == nil {
 			continue
 		}
-		klog.V(2).InfoS("Conversion failed", "uid", uid, "desiredAPIVersion", desiredAPIVersion, "err", err)
+		klog.V(loglevel.Unusual).InfoS("Conversion failed", "uid", uid, "desiredAPIVersion", desiredAPIVersion, "err", err)
 		result := metav1.Status{Status: metav1.StatusFailure, Message: err.Error()}
 		code := http.StatusUnprocessableEntity
 		var ce *convert.Error

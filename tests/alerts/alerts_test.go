@@ -30,7 +30,9 @@ type prometheusRule struct {
 	} `json:"spec"`
 }
 
-func TestRules(t *testing.T) {
+// readRules reads config/monitoring/prometheusrule.yaml and parses its spec as a Prometheus rule file.
+func readRules(t *testing.T) *rulefmt.RuleGroups {
+	t.Helper()
 	data, err := os.ReadFile("../../config/monitoring/prometheusrule.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,11 @@ func TestRules(t *testing.T) {
 	if groups == nil {
 		t.FailNow()
 	}
+	return groups
+}
 
+func TestRules(t *testing.T) {
+	groups := readRules(t)
 	exposed := exposedMetrics(t)
 	var names []string
 	for _, g := range groups.Groups {
@@ -105,6 +111,8 @@ func exposedMetrics(t *testing.T) map[string]bool {
 	m.ObserveTranslation("cluster.x-k8s.io", "Machine", "response", time.Millisecond)
 	m.TranslationError("cluster.x-k8s.io", "Machine", "response", "InternalError")
 	m.ObserveConversionReview("Machine", "cluster.x-k8s.io/v1beta1", 200, time.Millisecond)
+	m.DeprecatedRequest(metrics.DeprecatedRequestLabels{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "machines",
+		RemovedRelease: "v1.16"}, "kubectl/v1.35.4 (linux/amd64) kubernetes/abcdef0")
 	families, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

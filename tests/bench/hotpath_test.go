@@ -224,7 +224,8 @@ func benchmarkPaths(b *testing.B, barePath, proxyPath string, header http.Header
 	u, _ := url.Parse(backend.URL)
 	bare := httputil.NewSingleHostReverseProxy(u)
 	bare.FlushInterval = -1
-	proxy, err := server.New(server.Options{Backend: &rest.Config{Host: backend.URL}, Routes: translate.NewTable(routes.Routes)})
+	// GzipLoopback: the benchmark's client is on loopback, but stands for the shared topology's.
+	proxy, err := server.New(server.Options{Backend: &rest.Config{Host: backend.URL}, Routes: translate.NewTable(routes.Routes), GzipLoopback: true})
 	if err != nil {
 		b.Fatal(err)
 	}

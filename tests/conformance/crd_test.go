@@ -89,6 +89,44 @@ func checkConversion(t *testing.T, crd apiextensionsv1.CustomResourceDefinition)
 	}
 }
 
+// TestRoutesDeprecation: the route table says a version is Deprecated exactly where its private CRD
+// (equal to upstream's, TestPrivateCRDsMatchUpstream) marks it deprecated, and gives a RemovedRelease
+// only to deprecated versions; every version of the private CRDs has a route (served or not).
+func TestRoutesDeprecation(t *testing.T) {
+	deprecated := map[string]bool{} // "<version> <plural>.<private group>"
+	for _, crd := range readCRDs(t, mustGlob(t, "../../apis/private/crds/*.yaml")) {
+		for _, v := range crd.Spec.Versions {
+			deprecated[v.Name+" "+crd.Name] = v.Deprecated
+		}
+	}
+	var n, removed int
+	for _, r := range routes.Routes {
+		key := r.Private.Version + " " + r.Private.Resource + "." + r.Private.Group
+		want, ok := deprecated[key]
+		if !ok {
+			t.Errorf("route %s: no private CRD version %s", r.Upstream, key)
+			continue
+		}
+		delete(deprecated, key)
+		if r.Deprecated != want {
+			t.Errorf("route %s: Deprecated %t, its private CRD says %t", r.Upstream, r.Deprecated, want)
+		}
+		if r.RemovedRelease != "" && !r.Deprecated {
+			t.Errorf("route %s: RemovedRelease %q on a version that is not deprecated", r.Upstream, r.RemovedRelease)
+		}
+		if r.Deprecated {
+			n++
+		}
+		if r.RemovedRelease != "" {
+			removed++
+		}
+	}
+	for key := range deprecated {
+		t.Errorf("private CRD version %s has no route", key)
+	}
+	t.Logf("%d deprecated versions, %d with a removed release", n, removed)
+}
+
 // TestContractLabels checks CAPI's contract labels on the private CRDs of provider groups: CAPI's
 // apiVersion getter reads "cluster.x-k8s.io/<contract>: <versions joined by _>" and picks the newest
 // version listed, so every listed version must be one the CRD serves, and every CRD of a group that

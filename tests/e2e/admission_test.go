@@ -186,7 +186,6 @@ func directAdmissionClient(t *testing.T) client.Client {
 // webhookAnswer is what a manager's webhooks make of an object when called directly, in upstream terms:
 // the object after the mutating webhook's patch, or the status of the first denial.
 type webhookAnswer struct {
-	object  map[string]any
 	patch   []jsonPatchOp
 	denial  *metav1.Status
 	webhook string // the upstream name of the denying webhook
@@ -485,7 +484,7 @@ func TestAdmissionWebhooksCAPA(t *testing.T) {
 	mux.Handle("/mutate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine",
 		admission.WithCustomDefaulter(admissionScheme, &awsv1.AWSMachine{}, &capawebhooks.AWSMachine{}))
 	mux.Handle("/validate-infrastructure-cluster-x-k8s-io-v1beta2-awsmachine",
-		admission.WithCustomValidator(admissionScheme, &awsv1.AWSMachine{}, &capawebhooks.AWSMachine{}))
+		admission.WithCustomValidator(admissionScheme, &awsv1.AWSMachine{}, &capawebhooks.AWSMachine{})) //nolint:staticcheck // CAPA's webhook is a CustomValidator
 	srv := httptest.NewTLSServer(mux)
 	t.Cleanup(srv.Close)
 

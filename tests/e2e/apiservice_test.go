@@ -34,8 +34,8 @@ const (
 	// cluster.hypershift.openshift.io at v1beta2; upstreamV1beta2 its name through the proxy.
 	privateV1beta2  = "v1beta2.cluster.hypershift.openshift.io"
 	upstreamV1beta2 = "v1beta2.cluster.x-k8s.io"
-	// platformV1beta1 is the automanaged APIService of the platform's own CAPI v1.10 CRDs, whose name
-	// through the proxy is that of the private CRDs' v1beta1.
+	// platformV1beta1 is the automanaged APIService of the platform's own CAPI CRDs at v1beta1 (which
+	// every platform release serves), whose name through the proxy is that of the private CRDs' v1beta1.
 	platformV1beta1 = "v1beta1.cluster.x-k8s.io"
 	// hiddenAPIService is the automanaged APIService of a platform CRD at a version no route serves
 	// (hiddenCRD, created by the test): through the proxy it does not exist.

@@ -23,7 +23,7 @@ import (
 
 const (
 	crdsPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-	// platformMachines is the platform's own Machine CRD (CAPI v1.10.10), hidden through the proxy.
+	// platformMachines is the platform's own Machine CRD (CAPI platformVersion), hidden through the proxy.
 	platformMachines = "machines.cluster.x-k8s.io"
 	// privateMachines is HyperShift's, served through the proxy as machines.cluster.x-k8s.io.
 	privateMachines = "machines.cluster.hypershift.openshift.io"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,7 +35,7 @@ import (
 )
 
 var (
-	// upstreamClusters are Clusters in the platform's CRD (CAPI v1.10.10 serves v1beta1); privateClusters
+	// upstreamClusters are Clusters in the platform's CRD (every platform release serves v1beta1); privateClusters
 	// their private twins, as the backend stores them.
 	upstreamClusters = schema.GroupVersionResource{Group: "cluster.x-k8s.io", Version: "v1beta1", Resource: "clusters"}
 	privateClusters  = schema.GroupVersionResource{Group: "cluster.hypershift.openshift.io", Version: "v1beta1", Resource: "clusters"}
@@ -317,8 +318,10 @@ func TestCutover(t *testing.T) {
 			if u.GetUID() != cp.GetUID() {
 				return fmt.Errorf("uid %s, want the copy's %s", u.GetUID(), cp.GetUID())
 			}
-			if _, err := cached(nsUp, "made"); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("the upstream-only Cluster is still cached: %v", err)
+			if _, err := cached(nsUp, "made"); err == nil {
+				return errors.New("the upstream-only Cluster is still cached")
+			} else if !apierrors.IsNotFound(err) {
+				return fmt.Errorf("reading the upstream-only Cluster from the cache: %w", err)
 			}
 			return nil
 		})

@@ -242,7 +242,7 @@ func TestDiscoveryLikeAPIServer(t *testing.T) {
 		}
 
 		// The apiserver hashes group, storage version and kind of a CRD: the private one, and the
-		// platform's upstream one (CAPI v1.10, which stores another version).
+		// platform's upstream one (CAPI platformVersion, storing v1beta1 or v1beta2).
 		private, kind := storage("cluster.hypershift.openshift.io", "machines")
 		if got, want := hashOf(d, "cluster.hypershift.openshift.io/v1beta2", "machines"), endpointsdiscovery.StorageVersionHash("cluster.hypershift.openshift.io", private, kind); got != want {
 			t.Fatalf("the apiserver's hash of the private Machines: %q, the library's %q", got, want)

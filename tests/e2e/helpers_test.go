@@ -365,12 +365,12 @@ type ownProxy struct {
 	proxyDyn  dynamic.Interface
 }
 
-// startOwnProxy starts a proxy for the test, stopped at its end.
-func startOwnProxy(t *testing.T) *ownProxy {
+// startOwnProxy starts a proxy for the test, with the framework's arguments and args, stopped at its end.
+func startOwnProxy(t *testing.T, args ...string) *ownProxy {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	p, err := env.StartProxy(ctx)
+	p, err := env.StartProxy(ctx, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -83,9 +84,17 @@ func TestOpenAPI(t *testing.T) {
 			}
 			return doc.Components.Schemas
 		}
+		// The platform's Machine schema is marked, so that it differs from HyperShift's whichever CAPI
+		// release the platform's CRDs come from (the same as HyperShift's, possibly).
+		const marker = "e2e: the platform's own v1beta1 Machine"
+		markPlatformMachineSchema(t, rd, marker)
+		var platform map[string]any
+		poll(t, "the apiserver to publish the platform's marked Machine schema", func() bool {
+			platform = schemas(rd.mustDo(t, http.StatusOK, http.MethodGet, "/openapi/v3/apis/cluster.x-k8s.io/v1beta1", ""))
+			return field(platform["io.x-k8s.cluster.v1beta1.Machine"], "description") == marker
+		})
 		viaProxyDoc := schemas(rp.mustDo(t, http.StatusOK, http.MethodGet, "/openapi/v3/apis/cluster.x-k8s.io/v1beta1", ""))
 		private := schemas(rd.mustDo(t, http.StatusOK, http.MethodGet, "/openapi/v3/apis/"+privateCore+"/v1beta1", ""))
-		platform := schemas(rd.mustDo(t, http.StatusOK, http.MethodGet, "/openapi/v3/apis/cluster.x-k8s.io/v1beta1", ""))
 		got := viaProxyDoc["io.x-k8s.cluster.v1beta1.Machine"]
 		if got == nil {
 			t.Fatalf("no io.x-k8s.cluster.v1beta1.Machine among %d schemas", len(viaProxyDoc))
@@ -176,4 +185,37 @@ func TestOpenAPI(t *testing.T) {
 			t.Errorf("kubectl explain --api-version=cluster.x-k8s.io/v1beta1:\n%s", out)
 		}
 	})
+}
+
+// markPlatformMachineSchema sets the description of the platform's Machine CRD's v1beta1 schema straight
+// on the backend, until the test ends.
+func markPlatformMachineSchema(t *testing.T, rd *rawClient, description string) {
+	t.Helper()
+	path := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + platformMachines
+	var crd struct {
+		Spec struct {
+			Versions []struct {
+				Name   string `json:"name"`
+				Schema struct {
+					OpenAPIV3Schema struct {
+						Description string `json:"description"`
+					} `json:"openAPIV3Schema"`
+				} `json:"schema"`
+			} `json:"versions"`
+		} `json:"spec"`
+	}
+	mustJSON(t, rd.mustDo(t, http.StatusOK, http.MethodGet, path, ""), &crd)
+	for i, v := range crd.Spec.Versions {
+		if v.Name != "v1beta1" {
+			continue
+		}
+		set := func(t *testing.T, value string) {
+			patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": fmt.Sprintf("/spec/versions/%d/schema/openAPIV3Schema/description", i), "value": value}})
+			rd.mustDo(t, http.StatusOK, http.MethodPatch, path, string(patch), "Content-Type: application/json-patch+json")
+		}
+		set(t, description)
+		t.Cleanup(func() { set(t, v.Schema.OpenAPIV3Schema.Description) })
+		return
+	}
+	t.Fatalf("the platform's CRD %s has no v1beta1", platformMachines)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 )
 
 // contentTypes records the Content-Type of every answer a client got.
@@ -228,4 +231,40 @@ func protobufAsJSON(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestProtobufKindsFollowDiscovery proves that the proxy keeps protobuf for exactly the built-in
+// resources whose kinds it decodes (body.DecodesProtobuf), as the backend's aggregated discovery names
+// them: a resource of a group client-go's scheme knows, whose kind it lacks (the backend is newer than
+// the proxy's libraries), is asked for in JSON instead of failing to translate.
+func TestProtobufKindsFollowDiscovery(t *testing.T) {
+	d := direct(t)
+	var docs apidiscoveryv2.APIGroupDiscoveryList
+	for _, path := range []string{"/api", "/apis"} {
+		var doc apidiscoveryv2.APIGroupDiscoveryList
+		mustJSON(t, d.mustDo(t, http.StatusOK, http.MethodGet, path, "", aggregatedV2), &doc)
+		docs.Items = append(docs.Items, doc.Items...)
+	}
+	checked := 0
+	for _, g := range docs.Items {
+		if !clientscheme.Scheme.IsGroupRegistered(g.Name) {
+			continue
+		}
+		for _, v := range g.Versions {
+			for _, r := range v.Resources {
+				if r.ResponseKind == nil {
+					continue
+				}
+				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Version, Resource: r.Resource}
+				want := clientscheme.Scheme.Recognizes(gvr.GroupVersion().WithKind(r.ResponseKind.Kind))
+				if got := body.DecodesProtobuf(gvr); got != want {
+					t.Errorf("DecodesProtobuf(%v) = %v; client-go's scheme knows its kind %s: %v", gvr, got, r.ResponseKind.Kind, want)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("checked %d built-in resources: the discovery documents lack them", checked)
+	}
 }

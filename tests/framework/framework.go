@@ -1,7 +1,7 @@
 // Package framework runs the real components the e2e tests drive: a kube-apiserver, etcd and
-// kube-controller-manager built from the Go module proxy (hack/kube-env.sh), the private CRDs beside a
-// different version of the upstream CAPI CRDs (as on a real management cluster), and the proxy binary
-// built from ./proxy, serving TLS on loopback.
+// kube-controller-manager built from the Go module proxy (hack/kube-env.sh), the private CRDs beside the
+// platform's own upstream CAPI CRDs (as on a real management cluster), and the proxy binary built from
+// ./proxy, serving TLS on loopback.
 package framework
 
 import (
@@ -255,14 +255,21 @@ func (e *Env) StartProxy(ctx context.Context, extraArgs ...string) (*Proxy, erro
 // is. A benchmark runs the proxy it measures from a binary of its own, so that no other process maps
 // its pages (a page two processes map stays resident in both, whatever either does).
 func (e *Env) StartProxyFrom(ctx context.Context, bin string, extraArgs ...string) (*Proxy, error) {
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	if err != nil {
+		return nil, err
+	}
+	return e.StartProxyWithCert(ctx, bin, certPEM, keyPEM, extraArgs...)
+}
+
+// StartProxyWithCert is StartProxyFrom serving certPEM and keyPEM (PEM, a self-signed certificate for
+// 127.0.0.1, which is also the Proxy's CAFile) instead of a fresh certificate: a proxy started in place of
+// another (behind one address, as a rolling update behind a Service) serves what its clients trust.
+func (e *Env) StartProxyWithCert(ctx context.Context, bin string, certPEM, keyPEM []byte, extraArgs ...string) (*Proxy, error) {
 	if _, err := os.Stat(bin); err != nil {
 		if err := e.Build(bin, "./proxy"); err != nil {
 			return nil, err
 		}
-	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
-	if err != nil {
-		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
@@ -292,6 +299,10 @@ func (e *Env) StartProxyFrom(ctx context.Context, bin string, extraArgs ...strin
 		"--kubeconfig", filepath.Join(e.Dir, "admin.kubeconfig"),
 		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		// The tests' clients reach the proxy on loopback, but stand for the shared topology's, which
+		// kube-apiserver and the proxy answer gzip'ed; "--gzip-loopback=false" among extraArgs makes a
+		// sidecar's proxy.
+		"--gzip-loopback",
 		"-v", "2",
 	}, extraArgs...)
 	p.cmd = exec.Command(bin, args...)

@@ -376,7 +376,7 @@ func (e *Env) InstallUpstreamCRDs(ctx context.Context, routes []translate.Route,
 	}
 	agent, err := filepath.Glob(filepath.Join(e.Root, "tests", "testdata", "agent-crds", "*.yaml"))
 	if err != nil || len(agent) == 0 {
-		return nil, fmt.Errorf("no Agent CRDs in tests/testdata/agent-crds: %v", err)
+		return nil, fmt.Errorf("no Agent CRDs in tests/testdata/agent-crds: %w", err)
 	}
 	published, err := ReadCRDs(append(files, agent...)...)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// benchShape is the README's figure: 1 Cluster, 5 MachineDeployments (NodePools) with 20 Machines each,
-// their infrastructure objects and Secrets.
+// benchShape is the figure of docs/migration.md ("Tested and measured"): 1 Cluster, 5
+// MachineDeployments (NodePools) with 20 Machines each, their infrastructure objects and Secrets.
 var benchShape = shape{nodePools: 5, machinesPerPool: 20}
 
 // BenchmarkMigrate migrates a namespace of benchShape per iteration (make bench-migration): ns/op is the

@@ -22,7 +22,7 @@ const (
 	PrivateInfrastructure = "infrastructure.cluster.hypershift.openshift.io"
 )
 
-// Table returns a table with machines in cluster.x-k8s.io v1beta1 and v1beta2, and awsmachines in
+// Table returns a table with machines in cluster.x-k8s.io v1beta1 (deprecated) and v1beta2, and awsmachines in
 // infrastructure.cluster.x-k8s.io v1beta2. The route of a kind is found by its upstream resource, e.g.
 // MachinesV1beta2.
 func Table() *translate.Table {
@@ -53,8 +53,11 @@ func Routes() []translate.Route {
 		"spec.bootstrap.configRef.apiVersion=apiVersion",
 	)
 	awsMachine := translate.Paths("apiVersion=apiVersion", "metadata=objectMeta")
+	// v1beta1 is deprecated, and removed in CAPI v1.16, as the generated table says.
+	machinesV1beta1 := route(MachinesV1beta1, PrivateCluster, "Machine", machineV1beta1, []string{"ma"}, []string{"cluster-api"}, false)
+	machinesV1beta1.Deprecated, machinesV1beta1.RemovedRelease = true, "v1.16"
 	return []translate.Route{
-		route(MachinesV1beta1, PrivateCluster, "Machine", machineV1beta1, []string{"ma"}, []string{"cluster-api"}, false),
+		machinesV1beta1,
 		route(MachinesV1beta2, PrivateCluster, "Machine", machineV1beta2, []string{"ma"}, []string{"cluster-api"}, true),
 		route(AWSMachinesV1beta2, PrivateInfrastructure, "AWSMachine", awsMachine, nil, []string{"cluster-api"}, true),
 	}

@@ -35,7 +35,7 @@ func TestReplace(t *testing.T) {
 		t.Errorf("no field 3: got %q, %v, want nil", got, err)
 	}
 	boom := errors.New("boom")
-	if _, err := Replace(msg, 2, func([]byte) ([]byte, error) { return nil, boom }); err != boom {
+	if _, err := Replace(msg, 2, func([]byte) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("fn's error: got %v", err)
 	}
 	if _, err := Replace(msg[:len(msg)-2], 2, upper); err == nil {
@@ -118,7 +118,7 @@ func TestAppendNested(t *testing.T) {
 		t.Error("an embedded message cut short: no error")
 	}
 	boom := errors.New("boom")
-	if _, _, err := Append(nil, msg, func([]byte, protowire.Number, []byte) ([]byte, bool, error) { return nil, false, boom }); err != boom {
+	if _, _, err := Append(nil, msg, func([]byte, protowire.Number, []byte) ([]byte, bool, error) { return nil, false, boom }); !errors.Is(err, boom) {
 		t.Errorf("fn's error: got %v", err)
 	}
 }

@@ -34,10 +34,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -47,8 +45,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
-
+	"github.com/openshift/hypershift-capi-proxy/tests/bench/benchkit"
 	"github.com/openshift/hypershift-capi-proxy/tests/bench/machines"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
@@ -67,6 +64,7 @@ type options struct {
 	settle                        time.Duration
 	keep, samples                 bool
 	profileDir                    string
+	gzipLoopback                  bool
 }
 
 func main() {
@@ -82,6 +80,7 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", time.Minute, "How long after the fan-out watches close the proxy's RSS is read.")
 	flag.BoolVar(&o.keep, "keep", false, "Keep the control plane's directory.")
 	flag.BoolVar(&o.samples, "samples", false, "Also print every round's sample of every row, to judge the medians' spread.")
+	flag.BoolVar(&o.gzipLoopback, "gzip-loopback", true, "The proxy's --gzip-loopback: true measures the shared topology (clients elsewhere, answered as kube-apiserver answers them), false the sidecar's (a client on loopback, answered uncompressed).")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -206,24 +205,25 @@ func run(o options) error {
 	if err := framework.DropPageCache(measured); err != nil {
 		return err
 	}
-	proxy, err := env.StartProxyFrom(ctx, measured, "-v", "0", "--vmodule", "startmemory=2", "--profiling")
+	proxy, err := env.StartProxyFrom(ctx, measured, "-v", "0", "--vmodule", "startmemory=2", "--profiling",
+		fmt.Sprintf("--gzip-loopback=%t", o.gzipLoopback))
 	if err != nil {
 		return err
 	}
 	defer proxy.Stop()
 	fmt.Fprintf(os.Stderr, "proxy %s, profiles at %s/debug/pprof/\n", proxy.URL, proxy.MetricsURL)
-	bare, stopBare, err := startBare(env)
+	bare, err := benchkit.NewBare(env)
 	if err != nil {
 		return err
 	}
-	defer stopBare()
+	defer bare.Stop()
 
 	b := &bench{o: o, env: env, token: env.AdminToken, res: map[string]map[string][]float64{}, metricsURL: proxy.MetricsURL}
 	direct := &leg{name: "direct", url: env.APIServerURL, path: privatePath, private: true, client: httpClient(env.CAFile)}
 	b.direct = direct
 	b.legs = []*leg{
 		direct,
-		{name: "bare", url: bare.url, path: privatePath, private: true, client: httpClient(bare.caFile), pid: bare.pid},
+		{name: "bare", url: bare.URL, path: privatePath, private: true, client: httpClient(bare.CAFile), pid: bare.PID},
 		{name: "proxy", url: proxy.URL, path: upstreamPath, client: httpClient(proxy.CAFile), pid: proxy.PID()},
 	}
 	for _, ns := range []string{namespace, createNamespace} {
@@ -234,9 +234,9 @@ func run(o options) error {
 	if err := proxy.WaitStartupReleased(ctx, 2*time.Minute); err != nil {
 		return err
 	}
-	idle := map[string]memory{}
+	idle := map[string]benchkit.Memory{}
 	for _, l := range b.legs[1:] {
-		idle[l.name] = readMemory(l.pid)
+		idle[l.name] = benchkit.ReadMemory(l.pid)
 	}
 	seedStart := time.Now()
 	size, err := b.seed()
@@ -264,7 +264,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	fmt.Printf("\n%d Machines of %d bytes; %d rounds; %d CPUs (%s); total %s\n", o.machines, size, o.rounds, runtime.NumCPU(), cpuModel(), time.Since(start).Round(time.Second))
+	fmt.Printf("\n%d Machines of %d bytes; %d rounds; %d CPUs (%s); total %s\n", o.machines, size, o.rounds, runtime.NumCPU(), benchkit.CPUModel(), time.Since(start).Round(time.Second))
 	return nil
 }
 
@@ -287,52 +287,6 @@ func httpClient(caFile string) *http.Client {
 		DisableCompression:  true, // the LIST gzip workload asks for gzip itself and reads the bytes
 		MaxIdleConnsPerHost: 64,
 	}}
-}
-
-type bareProxy struct {
-	url, caFile string
-	pid         int
-}
-
-// startBare builds and runs the bare reverse proxy.
-func startBare(env *framework.Env) (*bareProxy, func(), error) {
-	bin := filepath.Join(env.Dir, "bare-proxy")
-	if err := env.Build(bin, "./tests/bench/e2e/bare"); err != nil {
-		return nil, nil, err
-	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	cert, key := filepath.Join(env.Dir, "bare.crt"), filepath.Join(env.Dir, "bare.key")
-	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
-		return nil, nil, err
-	}
-	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
-		return nil, nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(bin, "-backend", env.APIServerURL, "-backend-ca", env.CAFile, "-listen", addr, "-cert", cert, "-key", key)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "READY" {
-		stop()
-		return nil, nil, fmt.Errorf("the bare proxy did not start: %q %v", line, err)
-	}
-	return &bareProxy{url: "https://" + addr, caFile: cert, pid: cmd.Process.Pid}, stop, nil
 }
 
 func (b *bench) do(l *leg, method, url string, body []byte, header http.Header) (*http.Response, error) {
@@ -417,55 +371,6 @@ func (b *bench) seed() (int, error) {
 }
 
 // cpu returns the process's user and system CPU time.
-func cpu(pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which ends with the last ')'): utime and stime are the 12th and
-	// 13th, in clock ticks (USER_HZ, 100 on Linux).
-	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-type memory struct{ rss, anon, file, hwm float64 } // MiB
-
-func readMemory(pid int) memory {
-	var m memory
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return m
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmRSS:":
-			m.rss = kb / 1024
-		case "RssAnon:":
-			m.anon = kb / 1024
-		case "RssFile:":
-			m.file = kb / 1024
-		case "VmHWM:":
-			m.hwm = kb / 1024
-		}
-	}
-	return m
-}
-
-// resetPeak resets the process's VmHWM to its current RSS (proc(5): clear_refs "5").
-func resetPeak(pid int) {
-	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
-}
-
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func (b *bench) get1(l *leg, _ int) error {
@@ -478,7 +383,7 @@ func (b *bench) get1(l *leg, _ int) error {
 		}
 		lat = append(lat, ms(time.Since(t)))
 	}
-	b.record("get1", l.name, percentile(lat, 50))
+	b.record("get1", l.name, benchkit.Percentile(lat, 50))
 	return nil
 }
 
@@ -519,7 +424,7 @@ func cmpOr(a, b error) error {
 }
 
 func (b *bench) get16(l *leg, _ int) error {
-	c0 := cpu(l.pid)
+	c0 := benchkit.CPU(l.pid)
 	d, err := concurrently(b.o.gets16, func(i int) error {
 		_, err := b.call(l, http.MethodGet, fmt.Sprintf("%s/machine-%d", l.machinesURL(namespace), (i*7919)%b.o.machines), nil, nil, http.StatusOK)
 		return err
@@ -529,7 +434,7 @@ func (b *bench) get16(l *leg, _ int) error {
 	}
 	b.record("get16", l.name, float64(b.o.gets16)/d.Seconds())
 	if l.pid != 0 {
-		b.record("cpuGet", l.name, ms(cpu(l.pid)-c0)/float64(b.o.gets16))
+		b.record("cpuGet", l.name, ms(benchkit.CPU(l.pid)-c0)/float64(b.o.gets16))
 	}
 	return nil
 }
@@ -562,7 +467,7 @@ func (b *bench) list(w listWorkload) func(*leg, int) error {
 	row, header := w.row, w.header
 	return func(l *leg, round int) error {
 		if l.pid != 0 {
-			resetPeak(l.pid)
+			benchkit.ResetPeak(l.pid)
 		}
 		var profiled chan struct{}
 		if l.name == "proxy" && round == 0 && b.o.profileDir != "" {
@@ -573,21 +478,21 @@ func (b *bench) list(w listWorkload) func(*leg, int) error {
 				b.saveProfile("profile?seconds=10", row+"-cpu.pprof")
 			}()
 		}
-		var sampled chan memory
+		var sampled chan benchkit.Memory
 		stop := make(chan struct{})
 		if l.pid != 0 {
-			before := readMemory(l.pid)
-			b.record("beforeAnon"+row, l.name, before.anon)
-			b.record("beforeFile"+row, l.name, before.file)
+			before := benchkit.ReadMemory(l.pid)
+			b.record("beforeAnon"+row, l.name, before.Anon)
+			b.record("beforeFile"+row, l.name, before.File)
 			// The largest anonymous and file-backed RSS during the LIST, sampled (VmHWM has only their sum).
-			sampled = make(chan memory, 1)
+			sampled = make(chan benchkit.Memory, 1)
 			go func() {
-				var peak memory
+				var peak benchkit.Memory
 				tick := time.NewTicker(10 * time.Millisecond)
 				defer tick.Stop()
 				for {
-					m := readMemory(l.pid)
-					peak.anon, peak.file = max(peak.anon, m.anon), max(peak.file, m.file)
+					m := benchkit.ReadMemory(l.pid)
+					peak.Anon, peak.File = max(peak.Anon, m.Anon), max(peak.File, m.File)
 					select {
 					case <-stop:
 						sampled <- peak
@@ -597,7 +502,7 @@ func (b *bench) list(w listWorkload) func(*leg, int) error {
 				}
 			}()
 		}
-		c0 := cpu(l.pid)
+		c0 := benchkit.CPU(l.pid)
 		t := time.Now()
 		n, contentType, err := b.read(l, http.MethodGet, l.machinesURL(namespace), nil, header, http.StatusOK)
 		close(stop)
@@ -606,8 +511,8 @@ func (b *bench) list(w listWorkload) func(*leg, int) error {
 		}
 		if sampled != nil {
 			peak := <-sampled
-			b.record("peakAnon"+row, l.name, peak.anon)
-			b.record("peakFile"+row, l.name, peak.file)
+			b.record("peakAnon"+row, l.name, peak.Anon)
+			b.record("peakFile"+row, l.name, peak.File)
 		}
 		if profiled != nil {
 			<-profiled
@@ -618,8 +523,8 @@ func (b *bench) list(w listWorkload) func(*leg, int) error {
 		b.record(row, l.name, ms(time.Since(t)))
 		b.record(row+"Bytes", l.name, float64(n))
 		if l.pid != 0 {
-			b.record("cpu"+row, l.name, ms(cpu(l.pid)-c0))
-			b.record("peak"+row, l.name, readMemory(l.pid).hwm)
+			b.record("cpu"+row, l.name, ms(benchkit.CPU(l.pid)-c0))
+			b.record("peak"+row, l.name, benchkit.ReadMemory(l.pid).HWM)
 		}
 		return nil
 	}
@@ -751,7 +656,7 @@ func (b *bench) fanout(l *leg, n, writes int, opened func() (wrote func())) ([]f
 		mu.Unlock()
 		t := time.Now()
 		if got, err := b.write(); err != nil || got != k {
-			return nil, fmt.Errorf("write %d (%d): %v", k, got, err)
+			return nil, fmt.Errorf("write %d (%d): %w", k, got, err)
 		}
 		select {
 		case seen := <-p.done:
@@ -771,7 +676,7 @@ func (b *bench) watchLatency(l *leg, _ int) error {
 	if err != nil {
 		return err
 	}
-	b.record("watch", l.name, percentile(lat, 50))
+	b.record("watch", l.name, benchkit.Percentile(lat, 50))
 	return nil
 }
 
@@ -789,19 +694,9 @@ func (b *bench) create16(l *leg, round int) error {
 	return nil
 }
 
-func percentile(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	i := int(float64(len(s)-1)*p/100 + 0.5)
-	return s[i]
-}
+func median(v []float64) float64 { return benchkit.Percentile(v, 50) }
 
-func median(v []float64) float64 { return percentile(v, 50) }
-
-func (b *bench) printMain(idle map[string]memory) {
+func (b *bench) printMain(idle map[string]benchkit.Memory) {
 	fmt.Println("| workload | direct | bare proxy | capi-proxy | capi-proxy / bare |")
 	fmt.Println("|---|---:|---:|---:|---:|")
 	row := func(name, key string, withDirect bool, format string) {
@@ -845,7 +740,7 @@ func (b *bench) printMain(idle map[string]memory) {
 		}
 	}
 	fmt.Printf("| idle RSS after start, MiB (anon + file) | | %.1f (%.1f + %.1f) | %.1f (%.1f + %.1f) | |\n",
-		idle["bare"].rss, idle["bare"].anon, idle["bare"].file, idle["proxy"].rss, idle["proxy"].anon, idle["proxy"].file)
+		idle["bare"].RSS, idle["bare"].Anon, idle["bare"].File, idle["proxy"].RSS, idle["proxy"].Anon, idle["proxy"].File)
 	if b.o.samples {
 		fmt.Println()
 		for _, row := range slices.Sorted(maps.Keys(b.res)) {
@@ -880,11 +775,11 @@ func (b *bench) fanoutTable() error {
 		if err != nil {
 			return fmt.Errorf("fan-out %d bare: %w", n, err)
 		}
-		idle, idleInUse := readMemory(proxy.pid), b.goInUse()
-		var open memory
+		idle, idleInUse := benchkit.ReadMemory(proxy.pid), b.goInUse()
+		var open benchkit.Memory
 		var openInUse float64
 		lat, err := b.fanout(proxy, n, b.o.writes, func() func() {
-			open = readMemory(proxy.pid)
+			open = benchkit.ReadMemory(proxy.pid)
 			openInUse = b.goInUse()
 			b.saveProfile("heap", fmt.Sprintf("heap-%d-watches.pprof", n))
 			b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-watches.txt", n)) // with runtime.MemStats: stacks
@@ -904,24 +799,14 @@ func (b *bench) fanoutTable() error {
 			return fmt.Errorf("fan-out %d proxy: %w", n, err)
 		}
 		time.Sleep(b.o.settle) // what the proxy's RSS is -settle after the watches closed
-		after := readMemory(proxy.pid)
+		after := benchkit.ReadMemory(proxy.pid)
 		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-after-close.txt", n))
 		b.saveProfile("heap", fmt.Sprintf("heap-%d-after-close.pprof", n))
 		b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-after-close.txt", n))
 		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f / %.0f |\n", n,
-			percentile(direct, 50), percentile(direct, 99), percentile(viaBare, 50), percentile(viaBare, 99),
-			percentile(lat, 50), percentile(lat, 99), percentile(lat, 50)/percentile(direct, 50), percentile(lat, 50)/percentile(viaBare, 50),
-			idle.rss, open.rss, after.rss, idle.anon, open.anon, after.anon, (open.rss-idle.rss)*1024/float64(n), (openInUse-idleInUse)/1024/float64(n))
+			benchkit.Percentile(direct, 50), benchkit.Percentile(direct, 99), benchkit.Percentile(viaBare, 50), benchkit.Percentile(viaBare, 99),
+			benchkit.Percentile(lat, 50), benchkit.Percentile(lat, 99), benchkit.Percentile(lat, 50)/benchkit.Percentile(direct, 50), benchkit.Percentile(lat, 50)/benchkit.Percentile(viaBare, 50),
+			idle.RSS, open.RSS, after.RSS, idle.Anon, open.Anon, after.Anon, (open.RSS-idle.RSS)*1024/float64(n), (openInUse-idleInUse)/1024/float64(n))
 	}
 	return nil
-}
-
-func cpuModel() string {
-	data, _ := os.ReadFile("/proc/cpuinfo")
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }

@@ -228,8 +228,11 @@ func post(ctx context.Context, hc *http.Client, url string, review []byte) error
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %.300s", resp.Status, data)
 	}
-	if err := json.Unmarshal(data, &head); err != nil || head.Response.Result.Status != "Success" {
-		return fmt.Errorf("the review did not convert: %v %+v", err, head.Response.Result)
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("the review did not convert: %w", err)
+	}
+	if head.Response.Result.Status != "Success" {
+		return fmt.Errorf("the review did not convert: %+v", head.Response.Result)
 	}
 	return nil
 }

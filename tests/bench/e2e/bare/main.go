@@ -1,7 +1,8 @@
-// Command bare is the bare reverse proxy bench-e2e measures the capi-proxy against: httputil.ReverseProxy
-// in front of kube-apiserver over HTTP/2 (trusting the backend's CA, with no credentials of its own: the
-// client's Authorization header is forwarded), unbuffered, serving TLS. Standard library only, so that
-// its memory is that of a minimal Go reverse proxy. It prints READY once it listens.
+// Command bare is the bare reverse proxy bench-e2e and bench-scale measure the capi-proxy against:
+// httputil.ReverseProxy in front of kube-apiserver over HTTP/2 (trusting the backend's CA, with no
+// credentials of its own: the client's Authorization header is forwarded), unbuffered, serving TLS.
+// Standard library only, so that its memory is that of a minimal Go reverse proxy. It prints READY once
+// it listens.
 //
 //	bare -backend https://127.0.0.1:6443 -backend-ca ca.crt -listen 127.0.0.1:8443 -cert tls.crt -key tls.key
 package main

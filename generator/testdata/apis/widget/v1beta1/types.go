@@ -18,8 +18,9 @@ type WidgetSpec struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=widgets,scope=Namespaced,shortName=wd;wdg,categories=cluster-api
 // +kubebuilder:subresource:status
+// +kubebuilder:deprecatedversion:warning="widget v1beta1 is deprecated"
 
-// Widget is a fixture kind with two versions; this one is a spoke.
+// Widget is a fixture kind with two versions; this one is a spoke, deprecated.
 type Widget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
