@@ -200,7 +200,7 @@ func moduleDirs(mods []string) (map[string]string, error) {
 			dl, err := exec.Command("go", "mod", "download", "-json", m.Path+"@"+m.Version).Output()
 			var info struct{ Dir string }
 			if err != nil || json.Unmarshal(dl, &info) != nil {
-				return nil, fmt.Errorf("go mod download %s@%s: %v", m.Path, m.Version, err)
+				return nil, fmt.Errorf("go mod download %s@%s: %w", m.Path, m.Version, err)
 			}
 			m.Dir = info.Dir
 		}

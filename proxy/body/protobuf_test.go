@@ -42,7 +42,7 @@ func ownedConfigMap(name, apiVersion string) *corev1.ConfigMap {
 			Annotations:     map[string]string{"cluster.x-k8s.io/cloned-from-groupkind": "MachineTemplate." + group},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: apiVersion, Kind: "Machine", Name: "m", UID: "u"}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}}}},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)}}},
 		Data:       map[string]string{"z": "1", "a": "2"},
 		BinaryData: map[string][]byte{"b": {0, 1, 2}},
 	}

@@ -75,7 +75,7 @@ func TestAppendObjectUpstream(t *testing.T) {
 			Finalizers: []string{fakeroutes.PrivateCluster, "machine.cluster.x-k8s.io"},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "capi", Operation: metav1.ManagedFieldsOperationApply, APIVersion: private, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:ownerReferences":{"k:{\"uid\":\"u1\"}":{}}}}`)}},
+					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:ownerReferences":{"k:{\"uid\":\"u1\"}":{}}}}`)},
 				{Manager: "kcm", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: private, Subresource: "status"},
 			},
 		},

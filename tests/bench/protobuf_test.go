@@ -56,7 +56,7 @@ func secret(i int, owned bool) corev1.Secret {
 	s := corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%d-kubeconfig", i), Namespace: "bench",
 		Labels: map[string]string{"cluster.x-k8s.io/cluster-name": fmt.Sprintf("c-%d", i)}, ResourceVersion: "12345",
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:value":{}},"f:metadata":{"f:labels":{}}}`)}}}},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:value":{}},"f:metadata":{"f:labels":{}}}`)}}},
 		Type: "cluster.x-k8s.io/secret", Data: map[string][]byte{"value": bytes.Repeat([]byte("k"), 1800)}}
 	if owned {
 		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: machines.PrivateCore + "/v1beta2", Kind: "Cluster", Name: fmt.Sprintf("c-%d", i), UID: "0b9f7a4e-5d1c-4c8e-9a55-3e2f0d6a7b10"}}
@@ -72,7 +72,7 @@ func machineMetadata(i int) metav1.PartialObjectMetadata {
 		Finalizers:      []string{"machine.cluster.x-k8s.io"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: machines.PrivateCore + "/v1beta2", Kind: "MachineSet", Name: "ms", UID: "0b9f7a4e-5d1c-4c8e-9a55-3e2f0d6a7b10", Controller: new(true)}},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: machines.PrivateCore + "/v1beta2",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}},"f:spec":{"f:clusterName":{}}}`)}}}}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}},"f:spec":{"f:clusterName":{}}}`)}}}}
 }
 
 func benchmarkProtobuf(b *testing.B, gr schema.GroupResource, data []byte) {

@@ -359,7 +359,7 @@ func TestResourceQuotaThroughTheProxy(t *testing.T) {
 		// The managed fields sets name the keys too.
 		named := false
 		for _, mf := range got.ManagedFields {
-			fields := string(mf.FieldsV1.Raw)
+			fields := mf.FieldsV1.GetRawString()
 			named = named || strings.Contains(fields, `"f:`+string(upstreamKey)+`"`)
 			if strings.Contains(fields, privateCore) {
 				t.Errorf("the quota's managed fields of %s read back through the proxy as %s", mf.Manager, fields)

@@ -88,5 +88,5 @@ type AgentClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&AgentCluster{}, &AgentClusterList{})
+	objectTypes = append(objectTypes, &AgentCluster{}, &AgentClusterList{})
 }

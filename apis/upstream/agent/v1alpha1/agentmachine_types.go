@@ -107,5 +107,5 @@ type AgentMachineList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&AgentMachine{}, &AgentMachineList{})
+	objectTypes = append(objectTypes, &AgentMachine{}, &AgentMachineList{})
 }

@@ -37,5 +37,5 @@ type AgentMachineTemplateList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&AgentMachineTemplate{}, &AgentMachineTemplateList{})
+	objectTypes = append(objectTypes, &AgentMachineTemplate{}, &AgentMachineTemplateList{})
 }

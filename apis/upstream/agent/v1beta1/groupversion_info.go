@@ -1,8 +1,9 @@
 package v1beta1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -10,8 +11,17 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "capi-provider.agent-install.openshift.io", Version: "v1beta1"}
 
 	// SchemeBuilder registers every kind of this package and its list with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this group version to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
+
+	// objectTypes are the kinds of this package and their lists, appended by each kind's file.
+	objectTypes []runtime.Object
 )
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion, objectTypes...)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}
