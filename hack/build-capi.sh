@@ -8,7 +8,9 @@
 # Binaries: capi-manager, kubeadm-bootstrap-manager, kubeadm-control-plane-manager.
 set -euo pipefail
 
-mod_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/capi"
+hack_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$hack_dir/lib.sh"
+mod_dir="$hack_dir/capi"
 cd "$mod_dir"
 export GOWORK=off CGO_ENABLED=0
 
@@ -33,17 +35,7 @@ if up_to_date; then
 	echo "build-capi: up to date ($want_stamp) in $bin_dir" >&2
 else
 	echo "build-capi: building $want_stamp into $bin_dir" >&2
-	mkdir -p "$bin_dir"
-	# A build stopped without its EXIT trap (a machine restart) leaves its directory: remove those whose
-	# build no longer runs (the PID in their name).
-	for old in "$bin_dir"/.build.*.*; do
-		pid="${old#"$bin_dir"/.build.}"
-		pid="${pid%%.*}"
-		if [[ -d "$old" && "$pid" =~ ^[0-9]+$ && ! -d "/proc/$pid" ]]; then rm -rf "$old"; fi
-	done
-	tmp="$(mktemp -d "$bin_dir/.build.$$.XXXXXX")"
-	trap 'rm -rf "$tmp"' EXIT
-	trap 'exit 130' INT TERM
+	begin_build "$bin_dir"
 	start=$SECONDS
 	for b in "${!pkgs[@]}"; do
 		go build -trimpath -ldflags "-X sigs.k8s.io/cluster-api/version.gitVersion=${capi_version}" -o "$tmp/$b" "${pkgs[$b]}"

@@ -9,7 +9,9 @@
 # exist and the stamp file matches the kubernetes + go versions.
 set -euo pipefail
 
-mod_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/kube"
+hack_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$hack_dir/lib.sh"
+mod_dir="$hack_dir/kube"
 cd "$mod_dir"
 export GOWORK=off CGO_ENABLED=0 # never pick up a go.work; static binaries, no C toolchain
 
@@ -31,18 +33,7 @@ if up_to_date; then
 	echo "build-kube: up to date ($want_stamp) in $bin_dir" >&2
 else
 	echo "build-kube: building $want_stamp into $bin_dir (cold build: several minutes)" >&2
-	mkdir -p "$bin_dir"
-	# A build stopped without its EXIT trap (a machine restart) leaves its directory: remove those whose
-	# build no longer runs (the PID in their name).
-	for old in "$bin_dir"/.build.*.*; do
-		pid="${old#"$bin_dir"/.build.}"
-		pid="${pid%%.*}"
-		if [[ -d "$old" && "$pid" =~ ^[0-9]+$ && ! -d "/proc/$pid" ]]; then rm -rf "$old"; fi
-	done
-	# Build next to the cache (same filesystem) so the final mv is an atomic rename.
-	tmp="$(mktemp -d "$bin_dir/.build.$$.XXXXXX")"
-	trap 'rm -rf "$tmp"' EXIT
-	trap 'exit 130' INT TERM
+	begin_build "$bin_dir"
 
 	# Make /version report the real release instead of v0.0.0-master.
 	minor="${kube_version#v1.}"
