@@ -87,6 +87,98 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// widgetModule is the fixture module (testdata/modules/widget) standing for every upstream module the
+// manifest emitters read: its role and webhook manifests, and the CAPI version the sidecar example names.
+func widgetModule(path string) (emit.Module, error) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "modules", "widget"))
+	return emit.Module{Path: path, Version: "v0.0.0-fixture", Dir: dir}, err
+}
+
+// TestGoldenManifests runs the emitters of manifests over the widget fixture (model) and the fixture
+// module (testdata/modules/widget), as generator.run does, and compares every file written with
+// testdata/golden/manifests, byte for byte, and no file more or less:
+//
+//   - Roles: a ClusterRole granting on the upstream group and on a core group (not mirrored), named twice,
+//     once with an aggregation label and once as a kubeadm role (which has no hosted-control-plane twin);
+//   - Webhooks: a mutating webhook of a served kind, one of a kind no private CRD serves (dropped) and a
+//     validating webhook;
+//   - ConversionStanzas over the CRDs of testdata/crds/stanzas, standing for controller-gen's: Widget
+//     (hub and spoke) gets the stanza, Gadget (one version) and Sprocket (versions differing in
+//     descriptions only, no conversion) keep theirs as written;
+//   - Install: the install assets built on all of these.
+func TestGoldenManifests(t *testing.T) {
+	m := widgetModel(t)
+	root := t.TempDir()
+	copyCRDs(t, filepath.Join("testdata", "crds", "stanzas"), filepath.Join(root, "apis", "private", "crds"))
+	e := &emit.Emitter{M: m, Root: root}
+	roles := []upstream.RoleSource{
+		{Module: "example.com/widget", File: "config/rbac/role.yaml", Name: "widget-manager", AggregateTo: []string{"widget.example.com/aggregate-to-manager"}},
+		{Module: "example.com/widget", File: "config/rbac/role.yaml", Name: "kubeadm-widget-manager"},
+	}
+	if err := e.Roles(roles, widgetModule); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Webhooks([]upstream.WebhookSource{{Module: "example.com/widget", File: "config/webhook/manifests.yaml", Name: "widget"}}, widgetModule); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ConversionStanzas(filepath.Join("apis", "private", "crds")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Install(roles, widgetModule); err != nil {
+		t.Fatal(err)
+	}
+	compareTree(t, root, filepath.Join("testdata", "golden", "manifests"))
+}
+
+// TestGoldenUnconvertibleCRD checks the message of a run whose CRD has versions of different schemas
+// but no conversion (testdata/crds/unconvertible): the apiserver could not convert them.
+func TestGoldenUnconvertibleCRD(t *testing.T) {
+	root := t.TempDir()
+	copyCRDs(t, filepath.Join("testdata", "crds", "unconvertible"), filepath.Join(root, "crds"))
+	e := &emit.Emitter{M: widgetModel(t), Root: root}
+	err := e.ConversionStanzas("crds")
+	if err == nil {
+		t.Fatal("ConversionStanzas succeeded, want an error")
+	}
+	compareFile(t, filepath.Join("testdata", "golden", "unconvertible.txt"), []byte(err.Error()+"\n"))
+}
+
+// widgetModel loads the widget fixture as TestGolden's widget case does.
+func widgetModel(t *testing.T) *model.Model {
+	t.Helper()
+	tables := fixtureTables
+	tables.Conversions = []upstream.ConversionModule{{Module: projectModule, Packages: []string{"generator/testdata/apis/widget/conversion"}}}
+	m, err := model.LoadWith(projectModule, []upstream.Package{
+		{Path: fixtures + "/widget/v1beta1", Dir: "widget/v1beta1", Contract: "v1beta1"},
+		{Path: fixtures + "/widget/v1beta2", Dir: "widget/v1beta2", Contract: "v1beta2"},
+	}, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// copyCRDs copies the YAML files of from into the directory to, as controller-gen would have written them.
+func copyCRDs(t *testing.T, from, to string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(from, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in %s: %v", from, err)
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, filepath.Base(f)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestGoldenConversions checks the message of a run whose conversions are broken (testdata/apis/badconv):
 // every kind whose conversion functions are partial or ambiguous is named with what is wrong, and so is
 // a SetAPIVersionGetter of neither of upstream's shapes.

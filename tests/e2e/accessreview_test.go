@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
 
 // TestAccessReviewsFollowServing asks, as alice, whether she may get and list Machines in two namespaces
@@ -38,10 +38,7 @@ func TestAccessReviewsFollowServing(t *testing.T) {
 		nsPriv: {upstreamCore: {"get"}, privateCore: {"list"}},
 	}
 	for ns, labels := range map[string]map[string]string{nsUp: {serving.Label: string(serving.Upstream)}, nsPriv: nil} {
-		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = admin.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+		framework.CreateNamespace(ctx, t, framework.CreateNamespaceInput{Client: admin, Name: ns, Labels: labels})
 		var rules []rbacv1.PolicyRule
 		for group, verbs := range grants[ns] {
 			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"machines"}, Verbs: verbs})

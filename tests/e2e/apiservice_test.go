@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -443,10 +444,8 @@ func TestAPIServices(t *testing.T) {
 			query("labelSelector", apiServiceLabel+"=with-private", "fieldSelector", "metadata.name!="+privateV1beta2),
 			query("fieldSelector", "metadata.name="+upstreamV1beta2),
 		} {
-			resp, data := rp.do(t, http.MethodDelete, apiServicesPath+q, "")
-			if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), `\"`+upstreamV1beta2+`\"`) {
-				t.Errorf("deletecollection%s: %d %s, want 403 naming %s", q, resp.StatusCode, data, upstreamV1beta2)
-			}
+			rp.expect(t, framework.ExpectAnswerInput{What: "deletecollection" + q, WantCode: http.StatusForbidden, WantMentions: `\"` + upstreamV1beta2 + `\"`},
+				http.MethodDelete, apiServicesPath+q, "")
 		}
 		if !exists(t, "v1alpha1.e2edca.example.com") {
 			t.Error("a refused deletecollection deleted v1alpha1.e2edca.example.com")
@@ -454,11 +453,8 @@ func TestAPIServices(t *testing.T) {
 
 		create(t, "visible", "v1alpha1.e2edcb.example.com", "v1alpha1.e2edcc.example.com")
 		label(t, "visible", hiddenAPIService)
-		data := rp.mustDo(t, http.StatusOK, http.MethodDelete, apiServicesPath+query("labelSelector", apiServiceLabel+"=visible"), `{"propagationPolicy":"Background"}`,
-			"Content-Type: application/json")
-		if got := listNames(t, data); strings.Join(got, ",") != "v1alpha1.e2edcb.example.com,v1alpha1.e2edcc.example.com" {
-			t.Errorf("deletecollection answered %v", got)
-		}
+		rp.expect(t, framework.ExpectAnswerInput{What: "deletecollection", WantCode: http.StatusOK, WantItems: []string{"v1alpha1.e2edcb.example.com", "v1alpha1.e2edcc.example.com"}},
+			http.MethodDelete, apiServicesPath+query("labelSelector", apiServiceLabel+"=visible"), `{"propagationPolicy":"Background"}`, "Content-Type: application/json")
 		for _, name := range []string{"v1alpha1.e2edcb.example.com", "v1alpha1.e2edcc.example.com"} {
 			if exists(t, name) {
 				t.Errorf("%s was not deleted", name)
@@ -466,9 +462,8 @@ func TestAPIServices(t *testing.T) {
 		}
 		// Selecting a name that does not exist through the proxy deletes nothing.
 		for _, name := range []string{privateV1beta2, hiddenAPIService} {
-			if got := listNames(t, rp.mustDo(t, http.StatusOK, http.MethodDelete, apiServicesPath+query("fieldSelector", "metadata.name="+name), "")); len(got) != 0 {
-				t.Errorf("deletecollection of %s: answered %v", name, got)
-			}
+			rp.expect(t, framework.ExpectAnswerInput{What: "deletecollection of " + name, WantCode: http.StatusOK, WantItems: []string{}},
+				http.MethodDelete, apiServicesPath+query("fieldSelector", "metadata.name="+name), "")
 		}
 		// A user without rights is refused by the backend.
 		user := newRawClient(t, proxy.Config(env.UserToken))

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"sort"
 	"strings"
 	"testing"
 
@@ -18,7 +18,8 @@ import (
 	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
+
+	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
 
 const (
@@ -37,237 +38,320 @@ const (
 // are refused in every encoding, bodies are read as the apiserver reads them, private names do not
 // exist, and lists and watches show the private CRDs under their upstream names only. Every case ends by
 // reading the platform's and the private CRDs straight from the apiserver.
+//
+// Each case (crdIsolationCases) says what it creates or labels on the backend, the requests it sends
+// with what the client must see of each, and what the backend must hold at the end.
 func TestCRDIsolation(t *testing.T) {
 	ctx := context.Background()
-	rp, rd := viaProxy(t), direct(t)
-	directCRDs := directCRDClient(t)
+	x := &crdIsolation{
+		admin: viaProxy(t), adminDirect: direct(t),
+		user: newRawClient(t, proxy.Config(env.UserToken)), userDirect: newRawClient(t, env.DirectConfig(env.UserToken)),
+		backend: directCRDClient(t),
+	}
+	var err error
+	if x.clientset, err = apiextensionsclient.NewForConfig(proxy.Config(env.AdminToken)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := proxy.Config(env.AdminToken)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	if x.protobuf, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crdIsolationCases(t, x) {
+		t.Run(c.name, func(t *testing.T) { x.run(ctx, t, c) })
+	}
+}
 
-	// intact fails unless the CRDs exist on the backend and are not being deleted.
-	intact := func(t *testing.T, names ...string) {
-		t.Helper()
-		for _, name := range append([]string{platformMachines, privateMachines}, names...) {
-			c := &apiextensionsv1.CustomResourceDefinition{}
-			if err := directCRDs.Get(ctx, client.ObjectKey{Name: name}, c); err != nil {
-				t.Errorf("CRD %s: %v", name, err)
-			} else if c.DeletionTimestamp != nil {
-				t.Errorf("CRD %s is being deleted", name)
+// crdIsolation holds the clients of TestCRDIsolation: raw clients of the admin and of alice (who may do
+// nothing with CRDs) through the proxy and straight to the apiserver, client-go's apiextensions clientset
+// through the proxy in JSON and in protobuf, and a controller-runtime client of the backend.
+type crdIsolation struct {
+	admin, adminDirect, user, userDirect *rawClient
+	clientset, protobuf                  apiextensionsclient.Interface
+	backend                              client.Client
+}
+
+// crdCase is a case of TestCRDIsolation.
+type crdCase struct {
+	name string
+	// create are CRDs (testCRD) created straight on the backend, labelled isolationLabel=value, and
+	// deleted when the case ends; label are existing CRDs given that label until it ends.
+	value         string
+	create, label []string
+	// setup runs after them, before the steps.
+	setup func(t *testing.T)
+	// steps are sent in order.
+	steps []crdStep
+	// check makes the checks of no answer, after the steps.
+	check func(t *testing.T)
+	// Last, straight on the backend: these CRDs are intact (besides platformMachines and
+	// privateMachines, which every case checks), deleted, or were never created.
+	intact, deleted, absent []string
+}
+
+// crdStep is one request of a crdCase and what its client must see.
+type crdStep struct {
+	// what names the request in failures; empty, its method and path.
+	what string
+	// The request, sent raw by the admin through the proxy (by alice when asUser).
+	asUser       bool
+	method, path string
+	// body is sent with Content-Type contentType (none when empty); bodyFrom, when set, computes the
+	// body when the step runs. header holds more "Name: value" lines.
+	body, contentType string
+	bodyFrom          func(t *testing.T) string
+	header            []string
+
+	// clientGo, when set, sends the request with client-go's apiextensions clientset instead, in
+	// protobuf when protobuf is set: the client sees 200 when it returns no error, else the code of the
+	// error's Status.
+	clientGo func(ctx context.Context, t *testing.T, cs apiextensionsclient.Interface) error
+	protobuf bool
+
+	// asAbsent, when set, is the name of a CRD that exists nowhere: the request (of the CRD named
+	// named) must be answered as the apiserver answers it of asAbsent, but for the name (answersAsAbsent).
+	named, asAbsent string
+	// watchOnly, when not nil: path is a watch (with timeoutSeconds), open, whose every event but a
+	// BOOKMARK is of one of these names. watchAdded, when not nil: its ADDED events are of exactly these.
+	watchOnly, watchAdded []string
+
+	// want is what the client must see (What, Code, Body and ContentType are the answer's).
+	want framework.ExpectAnswerInput
+	// inspect checks more of a raw answer's body; inspectAdded more of watchAdded's objects, by name.
+	inspect      func(t *testing.T, body []byte)
+	inspectAdded func(t *testing.T, added map[string]map[string]any)
+	// thenIntact, when not nil, are CRDs intact on the backend after the step, with platformMachines and
+	// privateMachines.
+	thenIntact []string
+}
+
+// run runs a case: its CRDs and labels, setup, its steps, check and what the backend must hold.
+func (x *crdIsolation) run(ctx context.Context, t *testing.T, c crdCase) {
+	t.Helper()
+	if len(c.create) > 0 {
+		framework.CreateCRDs(ctx, t, framework.CreateCRDsInput{Client: x.backend, Names: c.create, Labels: map[string]string{isolationLabel: c.value}})
+	}
+	if len(c.label) > 0 {
+		framework.LabelUntilEnd(ctx, t, framework.LabelUntilEndInput{Client: x.backend, Key: isolationLabel, Value: c.value, Names: c.label,
+			NewObject: func(name string) client.Object {
+				return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			}})
+	}
+	if c.setup != nil {
+		c.setup(t)
+	}
+	for _, s := range c.steps {
+		x.send(ctx, t, s)
+	}
+	if c.check != nil {
+		c.check(t)
+	}
+	framework.ExpectCRDs(ctx, t, framework.ExpectCRDsInput{Reader: x.backend,
+		Intact: append([]string{platformMachines, privateMachines}, c.intact...), Deleted: c.deleted, Absent: c.absent})
+}
+
+// send sends a step's request and checks what its client sees.
+func (x *crdIsolation) send(ctx context.Context, t *testing.T, s crdStep) {
+	t.Helper()
+	through, direct := x.admin, x.adminDirect
+	if s.asUser {
+		through, direct = x.user, x.userDirect
+	}
+	want := s.want
+	if want.What = s.what; want.What == "" {
+		want.What = s.method + " " + s.path
+	}
+	switch {
+	case s.asAbsent != "":
+		answersAsAbsent(t, through, direct, crdsPath, s.named, s.asAbsent, nameRequest{s.method, "", s.body, s.contentType})
+	case s.watchOnly != nil:
+		watchSeesOnly(ctx, t, through, s.path, s.watchOnly...)
+	case s.watchAdded != nil:
+		added, seen := watchAdded(ctx, t, through, s.path)
+		if strings.Join(seen, ",") != strings.Join(s.watchAdded, ",") {
+			t.Errorf("%s: ADDED %v, want %v", want.What, seen, s.watchAdded)
+		}
+		if s.inspectAdded != nil {
+			s.inspectAdded(t, added)
+		}
+	case s.clientGo != nil:
+		cs := x.clientset
+		if s.protobuf {
+			cs = x.protobuf
+		}
+		want.Code = http.StatusOK
+		if err := s.clientGo(ctx, t, cs); err != nil {
+			want.Code, want.Body = 0, []byte(err.Error())
+			if status := apierrors.APIStatus(nil); errors.As(err, &status) {
+				want.Code = int(status.Status().Code)
 			}
 		}
-	}
-	// deleted fails unless the CRD is gone from the backend or being deleted.
-	deleted := func(t *testing.T, name string) {
-		t.Helper()
-		c := &apiextensionsv1.CustomResourceDefinition{}
-		if err := directCRDs.Get(ctx, client.ObjectKey{Name: name}, c); err == nil && c.DeletionTimestamp == nil {
-			t.Errorf("CRD %s was not deleted", name)
-		} else if err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("CRD %s: %v", name, err)
+		framework.ExpectAnswer(t, want)
+	default:
+		body, header := s.body, s.header
+		if s.bodyFrom != nil {
+			body = s.bodyFrom(t)
+		}
+		if s.contentType != "" {
+			header = append([]string{"Content-Type: " + s.contentType}, header...)
+		}
+		data := through.expect(t, want, s.method, s.path, body, header...)
+		if s.inspect != nil {
+			s.inspect(t, data)
 		}
 	}
-	// label sets the isolation label on CRDs straight on the backend, until the test ends.
-	label := func(t *testing.T, value string, names ...string) {
-		t.Helper()
-		labelUntilEnd(ctx, t, directCRDs, func(name string) client.Object {
-			return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		}, isolationLabel, value, names...)
+	if s.thenIntact != nil {
+		framework.ExpectCRDs(ctx, t, framework.ExpectCRDsInput{Reader: x.backend, Intact: append([]string{platformMachines, privateMachines}, s.thenIntact...)})
 	}
-	// create creates CRDs straight on the backend, labelled value, deleted when the test ends.
-	create := func(t *testing.T, value string, names ...string) {
-		t.Helper()
-		for _, name := range names {
-			c := testCRD(name)
-			c.Labels = map[string]string{isolationLabel: value}
-			createUntilEnd(ctx, t, directCRDs, c)
+}
+
+// crdIsolationCases are TestCRDIsolation's cases, in order.
+func crdIsolationCases(t *testing.T, x *crdIsolation) []crdCase {
+	ctx := context.Background()
+	// refused: 403 naming the platform's Machine CRD. nothing: 200 listing nothing.
+	refused := framework.ExpectAnswerInput{WantCode: http.StatusForbidden, WantMentions: platformMachines}
+	forbidden := framework.ExpectAnswerInput{WantCode: http.StatusForbidden}
+	notFound := framework.ExpectAnswerInput{WantCode: http.StatusNotFound}
+	ok := framework.ExpectAnswerInput{WantCode: http.StatusOK}
+	nothing := framework.ExpectAnswerInput{WantCode: http.StatusOK, WantItems: []string{}}
+	items := func(names ...string) framework.ExpectAnswerInput {
+		return framework.ExpectAnswerInput{WantCode: http.StatusOK, WantItems: names}
+	}
+	selecting := func(value string) string { return query("labelSelector", isolationLabel+"="+value) }
+	deleteCollection := func(opts metav1.DeleteOptions, value string) func(context.Context, *testing.T, apiextensionsclient.Interface) error {
+		return func(ctx context.Context, _ *testing.T, cs apiextensionsclient.Interface) error {
+			return cs.ApiextensionsV1().CustomResourceDefinitions().DeleteCollection(ctx, opts, metav1.ListOptions{LabelSelector: isolationLabel + "=" + value})
 		}
 	}
 
-	t.Run("deletecollection by the fieldSelector of a mapped name is refused", func(t *testing.T) {
+	// privateCRD is privateMachines in full, as a client would send it to replace or create it.
+	privateCRD := testCRD(privateMachines)
+	privateCRD.Spec.Group = privateCore
+	full, _ := json.Marshal(privateCRD)
+
+	return []crdCase{{
 		// The reproduction: this deleted the platform's Machine CRD.
-		resp, data := rp.do(t, http.MethodDelete, crdsPath+query("fieldSelector", "metadata.name="+platformMachines), "")
-		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), platformMachines) {
-			t.Errorf("deletecollection of %s: %d %s, want 403 naming it", platformMachines, resp.StatusCode, data)
-		}
-		intact(t)
-	})
-
-	t.Run("deletecollection by the fieldSelector of a hidden or private name deletes nothing", func(t *testing.T) {
-		hidden := []string{"gadgetsb.infrastructure.cluster.x-k8s.io", "gizmosb.cluster.hypershift.openshift.io"}
-		create(t, "hidden-by-name", hidden...)
-		for _, name := range append(hidden, privateMachines) {
-			for _, op := range []string{"=", "=="} {
-				data := rp.mustDo(t, http.StatusOK, http.MethodDelete, crdsPath+query("fieldSelector", "metadata.name"+op+name), "")
-				if got := listNames(t, data); len(got) != 0 {
-					t.Errorf("deletecollection of %s: answered %v, want nothing", name, got)
+		name: "deletecollection by the fieldSelector of a mapped name is refused",
+		steps: []crdStep{{method: http.MethodDelete, path: crdsPath + query("fieldSelector", "metadata.name="+platformMachines),
+			what: "deletecollection of " + platformMachines, want: refused}},
+	}, {
+		name:  "deletecollection by the fieldSelector of a hidden or private name deletes nothing",
+		value: "hidden-by-name", create: []string{"gadgetsb.infrastructure.cluster.x-k8s.io", "gizmosb.cluster.hypershift.openshift.io"},
+		steps: func() (steps []crdStep) {
+			for _, name := range []string{"gadgetsb.infrastructure.cluster.x-k8s.io", "gizmosb.cluster.hypershift.openshift.io", privateMachines} {
+				for _, op := range []string{"=", "=="} {
+					steps = append(steps, crdStep{method: http.MethodDelete, path: crdsPath + query("fieldSelector", "metadata.name"+op+name),
+						what: "deletecollection of " + name, want: nothing})
 				}
 			}
-		}
-		intact(t, hidden...)
-	})
-
-	t.Run("deletecollection by labelSelector deletes only the CRDs a client sees", func(t *testing.T) {
-		const value = "visible-only"
-		hidden := []string{"gadgetsc.infrastructure.cluster.x-k8s.io", "gizmosc.cluster.hypershift.openshift.io"}
-		visible := []string{"gadgetsc.e2e.example.com", "gizmosc.e2e.example.com"}
-		create(t, value, append(hidden, visible...)...)
-		label(t, value, platformMachines)
-
-		cs, err := apiextensionsclient.NewForConfig(proxy.Config(env.AdminToken))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// With a DeleteOptions body (JSON, as client-go sends it), dry run first: nothing goes.
-		dryRun := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
-		if err := cs.ApiextensionsV1().CustomResourceDefinitions().DeleteCollection(ctx, dryRun, metav1.ListOptions{LabelSelector: isolationLabel + "=" + value}); err != nil {
-			t.Fatal(err)
-		}
-		intact(t, append(hidden, visible...)...)
-
-		// The answer is the list of what was selected: the visible CRDs.
-		data := rp.mustDo(t, http.StatusOK, http.MethodDelete, crdsPath+query("labelSelector", isolationLabel+"="+value), `{"propagationPolicy":"Background"}`,
-			"Content-Type: application/json")
-		if got := listNames(t, data); strings.Join(got, ",") != strings.Join(visible, ",") {
-			t.Errorf("deletecollection answered %v, want %v", got, visible)
-		}
-		for _, name := range visible {
-			deleted(t, name)
-		}
-		intact(t, hidden...)
-	})
-
-	t.Run("deletecollection with a protobuf DeleteOptions body", func(t *testing.T) {
-		const value = "protobuf-options"
-		create(t, value, "gadgetsd.infrastructure.cluster.x-k8s.io", "widgetsd.e2e.example.com")
-		cfg := proxy.Config(env.AdminToken)
-		cfg.ContentType = runtime.ContentTypeProtobuf
-		cs, err := apiextensionsclient.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cs.ApiextensionsV1().CustomResourceDefinitions().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: isolationLabel + "=" + value}); err != nil {
-			t.Fatal(err)
-		}
-		deleted(t, "widgetsd.e2e.example.com")
-		intact(t, "gadgetsd.infrastructure.cluster.x-k8s.io")
-	})
-
-	t.Run("deletecollection selecting a private CRD is refused and deletes nothing", func(t *testing.T) {
-		const value = "with-private"
-		create(t, value, "gadgetse.infrastructure.cluster.x-k8s.io", "widgetse.e2e.example.com")
-		label(t, value, platformMachines, privateMachines)
-		for _, query := range []string{
-			query("labelSelector", isolationLabel+"="+value),
+			return steps
+		}(),
+		intact: []string{"gadgetsb.infrastructure.cluster.x-k8s.io", "gizmosb.cluster.hypershift.openshift.io"},
+	}, {
+		name:  "deletecollection by labelSelector deletes only the CRDs a client sees",
+		value: "visible-only",
+		create: []string{"gadgetsc.infrastructure.cluster.x-k8s.io", "gizmosc.cluster.hypershift.openshift.io",
+			"gadgetsc.e2e.example.com", "gizmosc.e2e.example.com"},
+		label: []string{platformMachines},
+		steps: []crdStep{{
+			// With a DeleteOptions body (JSON, as client-go sends it), dry run first: nothing goes.
+			what:     "dry-run deletecollection through client-go",
+			clientGo: deleteCollection(metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}, "visible-only"), want: ok,
+			thenIntact: []string{"gadgetsc.infrastructure.cluster.x-k8s.io", "gizmosc.cluster.hypershift.openshift.io",
+				"gadgetsc.e2e.example.com", "gizmosc.e2e.example.com"},
+		}, {
+			// The answer is the list of what was selected: the visible CRDs.
+			method: http.MethodDelete, path: crdsPath + selecting("visible-only"), body: `{"propagationPolicy":"Background"}`, contentType: "application/json",
+			what: "deletecollection", want: items("gadgetsc.e2e.example.com", "gizmosc.e2e.example.com"),
+		}},
+		deleted: []string{"gadgetsc.e2e.example.com", "gizmosc.e2e.example.com"},
+		intact:  []string{"gadgetsc.infrastructure.cluster.x-k8s.io", "gizmosc.cluster.hypershift.openshift.io"},
+	}, {
+		name:  "deletecollection with a protobuf DeleteOptions body",
+		value: "protobuf-options", create: []string{"gadgetsd.infrastructure.cluster.x-k8s.io", "widgetsd.e2e.example.com"},
+		steps: []crdStep{{what: "protobuf deletecollection through client-go", protobuf: true,
+			clientGo: deleteCollection(metav1.DeleteOptions{}, "protobuf-options"), want: ok}},
+		deleted: []string{"widgetsd.e2e.example.com"},
+		intact:  []string{"gadgetsd.infrastructure.cluster.x-k8s.io"},
+	}, {
+		name:  "deletecollection selecting a private CRD is refused and deletes nothing",
+		value: "with-private", create: []string{"gadgetse.infrastructure.cluster.x-k8s.io", "widgetse.e2e.example.com"},
+		label: []string{platformMachines, privateMachines},
+		steps: []crdStep{
+			{method: http.MethodDelete, path: crdsPath + selecting("with-private"), want: refused},
 			// != of a private name holds for every CRD a client sees: the private CRD is still selected.
-			query("labelSelector", isolationLabel+"="+value, "fieldSelector", "metadata.name!="+privateMachines),
-		} {
-			resp, data := rp.do(t, http.MethodDelete, crdsPath+query, "")
-			if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), platformMachines) {
-				t.Errorf("deletecollection%s: %d %s, want 403 naming %s", query, resp.StatusCode, data, platformMachines)
-			}
-		}
-		intact(t, "gadgetse.infrastructure.cluster.x-k8s.io", "widgetse.e2e.example.com")
-	})
-
-	t.Run("deletecollection is authorized as the client", func(t *testing.T) {
-		const value = "as-the-client"
-		create(t, value, "widgetsf.e2e.example.com")
+			{method: http.MethodDelete, path: crdsPath + query("labelSelector", isolationLabel+"=with-private", "fieldSelector", "metadata.name!="+privateMachines), want: refused},
+		},
+		intact: []string{"gadgetse.infrastructure.cluster.x-k8s.io", "widgetse.e2e.example.com"},
+	}, {
 		// The user may do nothing with CRDs: the backend refuses it as it would refuse it directly.
-		user := newRawClient(t, proxy.Config(env.UserToken))
-		resp, data := user.do(t, http.MethodDelete, crdsPath+query("labelSelector", isolationLabel+"="+value), "")
-		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("deletecollection as a user without rights: %d %s, want 403", resp.StatusCode, data)
-		}
-		intact(t, "widgetsf.e2e.example.com")
-	})
-
-	t.Run("creates in a mapped or private group are refused in JSON, YAML, protobuf and CBOR", func(t *testing.T) {
-		for _, tc := range []struct{ name, group string }{
-			{"widgets.cluster.x-k8s.io", "cluster.x-k8s.io"},
-			{"machines.cluster.x-k8s.io", "cluster.x-k8s.io"},
-			{"gizmos.cluster.hypershift.openshift.io", "cluster.hypershift.openshift.io"},
-			{"widgetsg.e2e.example.com", "infrastructure.cluster.x-k8s.io"},
-			{"widgetsg.e2e.example.com", "infrastructure.cluster.hypershift.openshift.io"},
-		} {
-			c := testCRD(tc.name)
-			c.Spec.Group = tc.group
-			for encoding, post := range map[string]func() (int, string){
-				"JSON": func() (int, string) {
-					data, _ := json.Marshal(c)
-					resp, out := rp.do(t, http.MethodPost, crdsPath, string(data), "Content-Type: application/json")
-					return resp.StatusCode, string(out)
-				},
-				"YAML": func() (int, string) {
-					resp, out := rp.do(t, http.MethodPost, crdsPath, crdYAML(tc.name, tc.group), "Content-Type: application/yaml")
-					return resp.StatusCode, string(out)
-				},
-				"protobuf": func() (int, string) {
-					resp, out := rp.do(t, http.MethodPost, crdsPath, string(protobufCRD(t, c)), "Content-Type: "+runtime.ContentTypeProtobuf)
-					return resp.StatusCode, string(out)
-				},
-				"CBOR": func() (int, string) {
-					data, err := cbordirect.Marshal(map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-						"metadata": map[string]any{"name": tc.name}, "spec": map[string]any{"group": tc.group}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					resp, out := rp.do(t, http.MethodPost, crdsPath, string(data), "Content-Type: application/cbor")
-					return resp.StatusCode, string(out)
-				},
+		name:  "deletecollection is authorized as the client",
+		value: "as-the-client", create: []string{"widgetsf.e2e.example.com"},
+		steps: []crdStep{{asUser: true, method: http.MethodDelete, path: crdsPath + selecting("as-the-client"),
+			what: "deletecollection as a user without rights", want: forbidden}},
+		intact: []string{"widgetsf.e2e.example.com"},
+	}, {
+		name: "creates in a mapped or private group are refused in JSON, YAML, protobuf and CBOR",
+		steps: func() (steps []crdStep) {
+			for _, tc := range []struct{ name, group string }{
+				{"widgets.cluster.x-k8s.io", "cluster.x-k8s.io"},
+				{"machines.cluster.x-k8s.io", "cluster.x-k8s.io"},
+				{"gizmos.cluster.hypershift.openshift.io", "cluster.hypershift.openshift.io"},
+				{"widgetsg.e2e.example.com", "infrastructure.cluster.x-k8s.io"},
+				{"widgetsg.e2e.example.com", "infrastructure.cluster.hypershift.openshift.io"},
 			} {
-				if code, out := post(); code != http.StatusForbidden {
-					t.Errorf("create %s (group %s) in %s: %d %s, want 403", tc.name, tc.group, encoding, code, out)
-				}
+				steps = append(steps, createsInEveryEncoding(t, tc.name, tc.group, forbidden)...)
 			}
-		}
-		// Through client-go's apiextensions clientset in protobuf.
-		cfg := proxy.Config(env.AdminToken)
-		cfg.ContentType = runtime.ContentTypeProtobuf
-		cs, err := apiextensionsclient.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, testCRD("gadgets.cluster.x-k8s.io"), metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("protobuf create through client-go: %v, want Forbidden", err)
-		}
-		// A body the proxy cannot read is not sent on.
-		for contentType, code := range map[string]int{"application/json": 400, runtime.ContentTypeProtobuf: 400, "application/cbor": 400, "text/plain": 415} {
-			if resp, out := rp.do(t, http.MethodPost, crdsPath, "\xff{", "Content-Type: "+contentType); resp.StatusCode != code {
-				t.Errorf("create with an undecodable %s body: %d %s, want %d", contentType, resp.StatusCode, out, code)
+			steps = append(steps, crdStep{what: "protobuf create through client-go", protobuf: true, want: forbidden,
+				clientGo: func(ctx context.Context, _ *testing.T, cs apiextensionsclient.Interface) error {
+					_, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, testCRD("gadgets.cluster.x-k8s.io"), metav1.CreateOptions{})
+					return err
+				}})
+			// A body the proxy cannot read is not sent on.
+			for contentType, code := range map[string]int{"application/json": 400, runtime.ContentTypeProtobuf: 400, "application/cbor": 400, "text/plain": 415} {
+				steps = append(steps, crdStep{method: http.MethodPost, path: crdsPath, body: "\xff{", contentType: contentType,
+					what: "create with an undecodable " + contentType + " body", want: framework.ExpectAnswerInput{WantCode: code}})
 			}
-		}
-		for _, name := range []string{"widgets.cluster.x-k8s.io", "gizmos.cluster.hypershift.openshift.io", "widgetsg.e2e.example.com", "gadgets.cluster.x-k8s.io"} {
-			if err := directCRDs.Get(ctx, client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
-				t.Errorf("CRD %s: %v, want it never created", name, err)
-			}
-		}
-		// A CRD of another group is created, its protobuf body passed on as it is.
-		other := testCRD("doohickeys.e2e.example.com")
-		created, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, other, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("protobuf create of another group's CRD: %v", err)
-		}
-		t.Cleanup(func() { _ = directCRDs.Delete(ctx, created) })
-		intact(t, other.Name)
-	})
-
-	t.Run("bodies are read as the apiserver reads them", func(t *testing.T) {
+			// A CRD of another group is created, its protobuf body passed on as it is.
+			return append(steps, crdStep{what: "protobuf create of another group's CRD", protobuf: true, want: ok,
+				clientGo: func(ctx context.Context, t *testing.T, cs apiextensionsclient.Interface) error {
+					created, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, testCRD("doohickeys.e2e.example.com"), metav1.CreateOptions{})
+					if err == nil {
+						t.Cleanup(func() { _ = x.backend.Delete(ctx, created) })
+					}
+					return err
+				}})
+		}(),
+		absent: []string{"widgets.cluster.x-k8s.io", "gizmos.cluster.hypershift.openshift.io", "widgetsg.e2e.example.com", "gadgets.cluster.x-k8s.io"},
+		intact: []string{"doohickeys.e2e.example.com"},
+	}, func() crdCase {
 		// Member names match exactly and the last of repeated members wins.
-		for name, body := range map[string]string{
-			"Metadata beside metadata": `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.cluster.x-k8s.io"},"Metadata":{"name":"widgetsh.e2e.example.com"},` +
-				`"spec":{"group":"cluster.x-k8s.io","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`,
-			"a repeated name": `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgetsh.e2e.example.com","name":"widgets.cluster.x-k8s.io"},` +
-				`"spec":{"group":"cluster.x-k8s.io","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`,
-		} {
-			if resp, out := rp.do(t, http.MethodPost, crdsPath, body, "Content-Type: application/json"); resp.StatusCode != http.StatusForbidden {
-				t.Errorf("create with %s: %d %s, want 403", name, resp.StatusCode, out)
-			}
-		}
-		if err := directCRDs.Get(ctx, client.ObjectKey{Name: "widgets.cluster.x-k8s.io"}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
-			t.Errorf("widgets.cluster.x-k8s.io: %v, want it never created", err)
-		}
-
-		before := &apiextensionsv1.CustomResourceDefinition{}
-		if err := directCRDs.Get(ctx, client.ObjectKey{Name: privateMachines}, before); err != nil {
-			t.Fatal(err)
+		var before apiextensionsv1.CustomResourceDefinition
+		const widgetSpec = `"spec":{"group":"cluster.x-k8s.io","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},` +
+			`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`
+		c := crdCase{
+			name: "bodies are read as the apiserver reads them",
+			setup: func(t *testing.T) {
+				if err := x.backend.Get(ctx, client.ObjectKey{Name: privateMachines}, &before); err != nil {
+					t.Fatal(err)
+				}
+			},
+			steps: []crdStep{
+				{what: "create with Metadata beside metadata", method: http.MethodPost, path: crdsPath, contentType: "application/json", want: forbidden,
+					body: `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.cluster.x-k8s.io"},"Metadata":{"name":"widgetsh.e2e.example.com"},` + widgetSpec},
+				{what: "create with a repeated name", method: http.MethodPost, path: crdsPath, contentType: "application/json", want: forbidden,
+					body: `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgetsh.e2e.example.com","name":"widgets.cluster.x-k8s.io"},` + widgetSpec},
+			},
+			absent: []string{"widgets.cluster.x-k8s.io"},
+			check: func(t *testing.T) {
+				after := &apiextensionsv1.CustomResourceDefinition{}
+				if err := x.backend.Get(ctx, client.ObjectKey{Name: privateMachines}, after); err != nil {
+					t.Fatal(err)
+				}
+				if after.Spec.PreserveUnknownFields || after.Spec.Scope != before.Spec.Scope || strings.Join(after.Spec.Names.Categories, ",") != strings.Join(before.Spec.Names.Categories, ",") {
+					t.Errorf("the private CRD's spec changed: scope %s, categories %v", after.Spec.Scope, after.Spec.Names.Categories)
+				}
+			},
 		}
 		for name, patch := range map[string]string{
 			"Path beside path":   `[{"op":"replace","path":"/spec/names/categories","Path":"/metadata/labels/x","value":["x"]}]`,
@@ -275,155 +359,145 @@ func TestCRDIsolation(t *testing.T) {
 			"Op beside op":       `[{"Op":"test","op":"replace","path":"/spec/names/categories","value":["x"]}]`,
 			"the last path wins": `[{"op":"replace","path":"/metadata/labels/x","path":"/spec/names/categories","value":["x"]}]`,
 		} {
-			resp, out := rp.do(t, http.MethodPatch, crdsPath+"/"+platformMachines, patch, "Content-Type: application/json-patch+json")
-			if resp.StatusCode != http.StatusForbidden {
-				t.Errorf("JSON patch with %s: %d %s, want 403", name, resp.StatusCode, out)
-			}
+			c.steps = append(c.steps, crdStep{what: "JSON patch with " + name, method: http.MethodPatch, path: crdsPath + "/" + platformMachines,
+				body: patch, contentType: "application/json-patch+json", want: forbidden})
 		}
 		// An update whose spec differs only in a repeated spec member: the apiserver decodes the second
 		// spec over the first, so a member only the first one has stays.
-		current := rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+"/"+platformMachines, "")
-		obj := jsonObject(t, current)
-		spec, _ := json.Marshal(obj["spec"])
-		delete(obj, "spec")
-		rest, _ := json.Marshal(obj)
-		update := `{"spec":{"preserveUnknownFields":true},` + string(rest[1:len(rest)-1]) + `,"spec":` + string(spec) + `}`
-		if resp, out := rp.do(t, http.MethodPut, crdsPath+"/"+platformMachines, update, "Content-Type: application/json"); resp.StatusCode != http.StatusForbidden {
-			t.Errorf("update with a repeated spec: %d %s, want 403", resp.StatusCode, out)
-		}
-		after := &apiextensionsv1.CustomResourceDefinition{}
-		if err := directCRDs.Get(ctx, client.ObjectKey{Name: privateMachines}, after); err != nil {
-			t.Fatal(err)
-		}
-		if after.Spec.PreserveUnknownFields || after.Spec.Scope != before.Spec.Scope || strings.Join(after.Spec.Names.Categories, ",") != strings.Join(before.Spec.Names.Categories, ",") {
-			t.Errorf("the private CRD's spec changed: scope %s, categories %v", after.Spec.Scope, after.Spec.Names.Categories)
-		}
-		intact(t)
-	})
-
-	t.Run("private names do not exist", func(t *testing.T) {
-		const absent = "nosuch.e2e.example.com"
-		c := testCRD(privateMachines)
-		c.Spec.Group = privateCore
-		full, _ := json.Marshal(c)
-		for _, req := range []nameRequest{
-			{http.MethodGet, "", "", ""},
-			{http.MethodPut, "", string(full), "application/json"},
-			{http.MethodPatch, "", `{"metadata":{"labels":{"a":"b"}}}`, "application/merge-patch+json"},
-			{http.MethodDelete, "", "", ""},
+		c.steps = append(c.steps, crdStep{what: "update with a repeated spec", method: http.MethodPut, path: crdsPath + "/" + platformMachines,
+			contentType: "application/json", want: forbidden,
+			bodyFrom: func(t *testing.T) string {
+				obj := jsonObject(t, x.admin.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+"/"+platformMachines, ""))
+				spec, _ := json.Marshal(obj["spec"])
+				delete(obj, "spec")
+				rest, _ := json.Marshal(obj)
+				return `{"spec":{"preserveUnknownFields":true},` + string(rest[1:len(rest)-1]) + `,"spec":` + string(spec) + `}`
+			}})
+		return c
+	}(), func() crdCase {
+		const absent, hidden = "nosuch.e2e.example.com", "gadgetsj.infrastructure.cluster.x-k8s.io"
+		c := crdCase{name: "private names do not exist", value: "hidden-by-path", create: []string{hidden}}
+		for _, s := range []crdStep{
+			{method: http.MethodGet},
+			{method: http.MethodPut, body: string(full), contentType: "application/json"},
+			{method: http.MethodPatch, body: `{"metadata":{"labels":{"a":"b"}}}`, contentType: "application/merge-patch+json"},
+			{method: http.MethodDelete},
 		} {
-			answersAsAbsent(t, rp, rd, crdsPath, privateMachines, absent, req)
+			s.named, s.asAbsent = privateMachines, absent
+			c.steps = append(c.steps, s)
 		}
-		if resp, data := rp.do(t, http.MethodGet, crdsPath+"/"+privateMachines+"/status", ""); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET of the status of %s: %d %s, want 404", privateMachines, resp.StatusCode, data)
-		}
+		c.steps = append(c.steps, crdStep{what: "GET of the status of " + privateMachines, method: http.MethodGet,
+			path: crdsPath + "/" + privateMachines + "/status", want: notFound})
 		// A client the apiserver would refuse is refused as it would be for a CRD that does not exist.
-		user, userDirect := newRawClient(t, proxy.Config(env.UserToken)), newRawClient(t, env.DirectConfig(env.UserToken))
 		for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPatch} {
-			answersAsAbsent(t, user, userDirect, crdsPath, privateMachines, absent, nameRequest{method, "", `{}`, "application/merge-patch+json"})
+			c.steps = append(c.steps, crdStep{asUser: true, method: method, body: `{}`, contentType: "application/merge-patch+json",
+				named: privateMachines, asAbsent: absent})
 		}
 		// A hidden CRD is answered as absent, and stays.
-		hidden := "gadgetsj.infrastructure.cluster.x-k8s.io"
-		create(t, "hidden-by-path", hidden)
-		for _, tc := range []struct{ method, body, contentType string }{
-			{http.MethodDelete, "", ""},
-			{http.MethodDelete, `{"propagationPolicy":"Background"}`, "application/json"},
-			{http.MethodPatch, `[{"op":"add","path":"/metadata/labels/x","value":"y"}]`, "application/json-patch+json"},
-			{http.MethodPut, string(full), "application/json"},
+		for _, s := range []crdStep{
+			{method: http.MethodDelete},
+			{method: http.MethodDelete, body: `{"propagationPolicy":"Background"}`, contentType: "application/json"},
+			{method: http.MethodPatch, body: `[{"op":"add","path":"/metadata/labels/x","value":"y"}]`, contentType: "application/json-patch+json"},
+			{method: http.MethodPut, body: string(full), contentType: "application/json"},
 		} {
-			if resp, data := rp.do(t, tc.method, crdsPath+"/"+hidden, tc.body, "Content-Type: "+tc.contentType); resp.StatusCode != http.StatusNotFound {
-				t.Errorf("%s %s: %d %s, want 404", tc.method, hidden, resp.StatusCode, data)
+			s.path, s.want = crdsPath+"/"+hidden, notFound
+			c.steps = append(c.steps, s)
+		}
+		c.steps[len(c.steps)-1].thenIntact = []string{hidden}
+		c.check = func(t *testing.T) {
+			stored := &apiextensionsv1.CustomResourceDefinition{}
+			if err := x.backend.Get(ctx, client.ObjectKey{Name: hidden}, stored); err != nil || stored.Labels["x"] != "" {
+				t.Errorf("the hidden CRD changed: %v %v", err, stored.Labels)
 			}
 		}
-		intact(t, hidden)
-		stored := &apiextensionsv1.CustomResourceDefinition{}
-		if err := directCRDs.Get(ctx, client.ObjectKey{Name: hidden}, stored); err != nil || stored.Labels["x"] != "" {
-			t.Errorf("the hidden CRD changed: %v %v", err, stored.Labels)
-		}
-
-		// Server-side apply would create it: refused as a create.
-		if resp, data := rp.do(t, http.MethodPatch, crdsPath+"/"+privateMachines+"?fieldManager=e2e", string(full), "Content-Type: application/apply-patch+yaml"); resp.StatusCode != http.StatusForbidden {
-			t.Errorf("apply of %s: %d %s, want 403", privateMachines, resp.StatusCode, data)
-		}
-
-		// Selecting a private name selects nothing; excluding it excludes nothing.
-		if got := listNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+query("fieldSelector", "metadata.name="+privateMachines), "")); len(got) != 0 {
-			t.Errorf("list of metadata.name=%s: %v, want nothing", privateMachines, got)
-		}
-		got := listNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+query("fieldSelector", "metadata.name!="+privateMachines+",metadata.name!=widgets.e2e.example.com"), ""))
-		if i := sort.SearchStrings(got, platformMachines); i == len(got) || got[i] != platformMachines {
-			t.Errorf("list of metadata.name!=%s lacks %s: %v", privateMachines, platformMachines, got)
-		}
-		for _, name := range got {
-			if strings.Contains(name, "hypershift") {
-				t.Errorf("the list shows %s", name)
-			}
-		}
+		c.steps = append(c.steps,
+			// Server-side apply would create it: refused as a create.
+			crdStep{what: "apply of " + privateMachines, method: http.MethodPatch, path: crdsPath + "/" + privateMachines + "?fieldManager=e2e",
+				body: string(full), contentType: "application/apply-patch+yaml", want: forbidden},
+			// Selecting a private name selects nothing; excluding it excludes nothing.
+			crdStep{what: "list of metadata.name=" + privateMachines, method: http.MethodGet,
+				path: crdsPath + query("fieldSelector", "metadata.name="+privateMachines), want: nothing},
+			crdStep{what: "list of metadata.name!=" + privateMachines, method: http.MethodGet,
+				path: crdsPath + query("fieldSelector", "metadata.name!="+privateMachines+",metadata.name!=widgets.e2e.example.com"),
+				want: framework.ExpectAnswerInput{WantCode: http.StatusOK, WantItemsInclude: []string{platformMachines}, WantNoItemContaining: "hypershift"}},
+		)
 		for _, path := range []string{
 			crdsPath + query("watch", "1", "timeoutSeconds", "2", "fieldSelector", "metadata.name="+privateMachines),
 			"/apis/apiextensions.k8s.io/v1/watch/customresourcedefinitions/" + privateMachines + "?timeoutSeconds=2",
 			"/apis/apiextensions.k8s.io/v1/watch/customresourcedefinitions/" + platformMachines + "?timeoutSeconds=2",
 		} {
-			watchSeesOnly(ctx, t, rp, path, platformMachines)
+			c.steps = append(c.steps, crdStep{path: path, watchOnly: []string{platformMachines}})
 		}
-		intact(t)
-	})
-
-	t.Run("list and watch by labelSelector show the private CRDs under their upstream names only", func(t *testing.T) {
+		return c
+	}(), func() crdCase {
 		const value = "list-and-watch"
-		create(t, value, "gadgetsi.infrastructure.cluster.x-k8s.io", "gizmosi.cluster.hypershift.openshift.io", "widgetsi.e2e.example.com")
-		label(t, value, platformMachines, privateMachines)
 		want := []string{platformMachines, "widgetsi.e2e.example.com"}
-		q := query("labelSelector", isolationLabel+"="+value)
-		data := rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+q, "")
-		if got := listNames(t, data); strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("list: %v, want %v", got, want)
+		q := selecting(value)
+		return crdCase{
+			name:   "list and watch by labelSelector show the private CRDs under their upstream names only",
+			value:  value,
+			create: []string{"gadgetsi.infrastructure.cluster.x-k8s.io", "gizmosi.cluster.hypershift.openshift.io", "widgetsi.e2e.example.com"},
+			label:  []string{platformMachines, privateMachines},
+			steps: []crdStep{{
+				what: "list", method: http.MethodGet, path: crdsPath + q, want: items(want...),
+				inspect: func(t *testing.T, data []byte) {
+					var list apiextensionsv1.CustomResourceDefinitionList
+					if err := json.Unmarshal(data, &list); err != nil {
+						t.Fatal(err)
+					}
+					for _, c := range list.Items {
+						if c.Name == platformMachines && (c.Spec.Group != "cluster.x-k8s.io" || string(c.UID) != string(privateUID(t, ctx, x.backend))) {
+							t.Errorf("the list's %s is not the private CRD: group %s", c.Name, c.Spec.Group)
+						}
+					}
+				},
+			}, {
+				what: "watch", path: crdsPath + q + "&watch=1&timeoutSeconds=2", watchAdded: want,
+				inspectAdded: func(t *testing.T, added map[string]map[string]any) {
+					if group := field(added[platformMachines], "spec.group"); group != "cluster.x-k8s.io" {
+						t.Errorf("watch: %s of group %v", platformMachines, group)
+					}
+				},
+			}, {
+				// Through a Table too, as kubectl get crd -l asks.
+				what: "table rows", method: http.MethodGet, path: crdsPath + q, header: []string{"Accept: application/json;as=Table;v=v1;g=meta.k8s.io"},
+				want: items(want...),
+			}, {
+				// Asked for YAML, the proxy answers YAML, as the apiserver does, translated.
+				what: "list asked in YAML", method: http.MethodGet, path: crdsPath + q, header: []string{"Accept: application/yaml"},
+				want: items(want...),
+			}},
 		}
-		var list apiextensionsv1.CustomResourceDefinitionList
-		if err := json.Unmarshal(data, &list); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range list.Items {
-			if c.Name == platformMachines && (c.Spec.Group != "cluster.x-k8s.io" || string(c.UID) != string(privateUID(t, ctx, directCRDs))) {
-				t.Errorf("the list's %s is not the private CRD: group %s", c.Name, c.Spec.Group)
-			}
-		}
-		added, seen := watchAdded(ctx, t, rp, crdsPath+q+"&watch=1&timeoutSeconds=2")
-		if group := field(added[platformMachines], "spec.group"); group != "cluster.x-k8s.io" {
-			t.Errorf("watch: %s of group %v", platformMachines, group)
-		}
-		if strings.Join(seen, ",") != strings.Join(want, ",") {
-			t.Errorf("watch: ADDED %v, want %v", seen, want)
-		}
-		// Through a Table too, as kubectl get crd -l asks.
-		rows := tableNames(t, rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+q, "", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io"))
-		if strings.Join(rows, ",") != strings.Join(want, ",") {
-			t.Errorf("table rows: %v, want %v", rows, want)
-		}
-		// Asked for YAML, the proxy answers YAML, as the apiserver does, translated.
-		asYAML, err := yaml.YAMLToJSON(rp.mustDo(t, http.StatusOK, http.MethodGet, crdsPath+q, "", "Accept: application/yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := listNames(t, asYAML); strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("list asked in YAML: %v, want %v", got, want)
-		}
-		intact(t)
-	})
+	}()}
 }
 
-// testCRD is a minimal valid CRD named <plural>.<group>.
-func testCRD(name string) *apiextensionsv1.CustomResourceDefinition {
-	plural, group, _ := strings.Cut(name, ".")
-	return &apiextensionsv1.CustomResourceDefinition{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: group, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: strings.ToUpper(plural[:1]) + plural[1:]},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}}},
+// createsInEveryEncoding are creates of a CRD named name of group in JSON, YAML, protobuf and CBOR, each
+// answered want.
+func createsInEveryEncoding(t *testing.T, name, group string, want framework.ExpectAnswerInput) []crdStep {
+	t.Helper()
+	c := testCRD(name)
+	c.Spec.Group = group
+	asJSON, _ := json.Marshal(c)
+	asCBOR, err := cbordirect.Marshal(map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{"group": group}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	var steps []crdStep
+	for encoding, body := range map[string]struct{ body, contentType string }{
+		"JSON":     {string(asJSON), "application/json"},
+		"YAML":     {crdYAML(name, group), "application/yaml"},
+		"protobuf": {string(protobufCRD(t, c)), runtime.ContentTypeProtobuf},
+		"CBOR":     {string(asCBOR), "application/cbor"},
+	} {
+		steps = append(steps, crdStep{what: "create " + name + " (group " + group + ") in " + encoding, method: http.MethodPost, path: crdsPath,
+			body: body.body, contentType: body.contentType, want: want})
+	}
+	return steps
 }
+
+// testCRD is a minimal valid CRD named <plural>.<group> (framework.NewCRD).
+var testCRD = framework.NewCRD
 
 // crdYAML is testCRD(name) of group in YAML.
 func crdYAML(name, group string) string {

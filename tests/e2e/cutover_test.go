@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -70,10 +69,7 @@ func TestCutover(t *testing.T) {
 	for name, labels := range map[string]map[string]string{
 		nsUp: {serving.Label: string(serving.Upstream)}, nsPriv: nil, nsPlatform: nil,
 	} {
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		framework.CreateNamespace(ctx, t, framework.CreateNamespaceInput{Client: kube, Name: name, Labels: labels})
 	}
 	setMode := func(t *testing.T, mode serving.Mode) {
 		t.Helper()
@@ -93,12 +89,7 @@ func TestCutover(t *testing.T) {
 	}
 
 	// The proxy serves a namespace labelled upstream once its informer has seen the label.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := proxyDyn.Resource(upstreamClusters).Namespace(nsUp).Get(ctx, "up1", metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("the upstream namespace's Cluster is not served: %v", err)
-	}
+	framework.WaitForServed(ctx, t, framework.WaitForServedInput{Getter: proxyDyn, Resource: upstreamClusters, Namespace: nsUp, Name: "up1"})
 
 	t.Run("side by side", func(t *testing.T) {
 		got, err := proxyDyn.Resource(upstreamClusters).Namespace(nsUp).Get(ctx, "up1", metav1.GetOptions{})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,10 +20,10 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,10 +31,6 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"time"
 )
 
 const (
@@ -101,31 +96,25 @@ func newRawClient(t *testing.T, cfg *rest.Config) *rawClient {
 func viaProxy(t *testing.T) *rawClient { return newRawClient(t, proxy.Config(env.AdminToken)) }
 func direct(t *testing.T) *rawClient   { return newRawClient(t, env.DirectConfig(env.AdminToken)) }
 
-// do sends a request; header holds "Name: value" lines. It fails the test on a transport error only.
+// do sends a request (framework.DoRequest); header holds "Name: value" lines. It fails the test on a
+// transport error only.
 func (c *rawClient) do(t *testing.T, method, path, body string, header ...string) (*http.Response, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
+	return framework.DoRequest(context.Background(), t, framework.DoRequestInput{Client: c.hc, URL: c.base, Path: path,
+		Method: method, Body: body, Header: header})
+}
+
+// expect sends a request (do) and checks what its client sees of the answer (framework.ExpectAnswer;
+// want's What defaults to the method and path). It returns the body.
+func (c *rawClient) expect(t *testing.T, want framework.ExpectAnswerInput, method, path, body string, header ...string) []byte {
+	t.Helper()
+	resp, data := c.do(t, method, path, body, header...)
+	if want.What == "" {
+		want.What = method + " " + path
 	}
-	req, err := http.NewRequestWithContext(context.Background(), method, c.base+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range header {
-		k, v, _ := strings.Cut(h, ":")
-		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading the body: %v", method, path, err)
-	}
-	return resp, data
+	want.Code, want.Body, want.ContentType = resp.StatusCode, data, resp.Header.Get("Content-Type")
+	framework.ExpectAnswer(t, want)
+	return data
 }
 
 // mustDo is do that fails unless the status code is want.
@@ -222,26 +211,8 @@ func mustCreateCluster(t *testing.T, c client.Client, ns string) *clusterv1.Clus
 	return cluster
 }
 
-// listNames returns the sorted names of a list's items.
-func listNames(t *testing.T, data []byte) []string {
-	t.Helper()
-	var l struct {
-		Items []struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(data, &l); err != nil {
-		t.Fatalf("decoding %s: %v", data, err)
-	}
-	names := []string{}
-	for _, item := range l.Items {
-		names = append(names, item.Metadata.Name)
-	}
-	sort.Strings(names)
-	return names
-}
+// listNames returns the sorted names of a JSON list's items; tableNames the names of a Table's rows.
+var listNames, tableNames = framework.ListNames, framework.TableNames
 
 // query is a query string of name and value pairs.
 func query(params ...string) string {
@@ -253,36 +224,17 @@ func query(params ...string) string {
 }
 
 // labelUntilEnd sets the label key=value on the cluster-scoped objects named names (as newObj makes them)
-// straight on the backend through c, and removes it when the test ends.
+// straight on the backend through c, and removes it when the test ends (framework.LabelUntilEnd).
 func labelUntilEnd(ctx context.Context, t *testing.T, c client.Client, newObj func(name string) client.Object, key, value string, names ...string) {
 	t.Helper()
-	for _, name := range names {
-		set := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+key+`":"`+value+`"}}}`))
-		if err := c.Patch(ctx, newObj(name), set); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			unset := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+key+`":null}}}`))
-			if err := c.Patch(ctx, newObj(name), unset); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("removing the label of %s: %v", name, err)
-			}
-		})
-	}
+	framework.LabelUntilEnd(ctx, t, framework.LabelUntilEndInput{Client: c, NewObject: newObj, Key: key, Value: value, Names: names})
 }
 
-// createUntilEnd creates objects straight on the backend through c, and deletes them when the test ends.
+// createUntilEnd creates objects straight on the backend through c, and deletes them when the test ends
+// (framework.CreateUntilEnd).
 func createUntilEnd(ctx context.Context, t *testing.T, c client.Client, objs ...client.Object) {
 	t.Helper()
-	for _, obj := range objs {
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("deleting %s: %v", obj.GetName(), err)
-			}
-		})
-	}
+	framework.CreateUntilEnd(ctx, t, framework.CreateUntilEndInput{Client: c, Objects: objs})
 }
 
 // nameRequest is a request of one object by name: its method, a path suffix after the name ("/status",
@@ -314,26 +266,6 @@ func watchSeesOnly(ctx context.Context, t *testing.T, rc *rawClient, path string
 			t.Errorf("watch %s: %s %v", path, ev.Type, name)
 		}
 	}
-}
-
-// tableNames returns the sorted first cells (the names) of the rows of a meta.k8s.io Table.
-func tableNames(t *testing.T, data []byte) []string {
-	t.Helper()
-	var table struct {
-		Rows []struct {
-			Cells []any `json:"cells"`
-		} `json:"rows"`
-	}
-	if err := json.Unmarshal(data, &table); err != nil {
-		t.Fatalf("decoding the Table %s: %v", data, err)
-	}
-	names := []string{}
-	for _, r := range table.Rows {
-		name, _ := r.Cells[0].(string)
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // watchAdded watches path through rc until the watch ends (path sets timeoutSeconds) and returns the
@@ -397,10 +329,5 @@ func (o *ownProxy) waitServedUpstream(t *testing.T, ns, name string) {
 	if _, err := o.directDyn.Resource(upstreamClusters).Namespace(ns).Create(ctx, clusterObject(upstreamClusters, ns, name), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := o.proxyDyn.Resource(upstreamClusters).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("namespace %s is not served from the upstream groups: %v", ns, err)
-	}
+	framework.WaitForServed(ctx, t, framework.WaitForServedInput{Getter: o.proxyDyn, Resource: upstreamClusters, Namespace: ns, Name: name})
 }

@@ -1,7 +1,10 @@
 // Package framework runs the real components the e2e tests drive: a kube-apiserver, etcd and
 // kube-controller-manager built from the Go module proxy (hack/kube-env.sh), the private CRDs beside the
 // platform's own upstream CAPI CRDs (as on a real management cluster), and the proxy binary built from
-// ./proxy, serving TLS on loopback.
+// ./proxy, serving TLS on loopback. Its *_helpers.go files hold one helper per action or wait of a
+// test (a raw request and what its client must see, CRDs created or labelled until a test ends,
+// namespaces, a wait for the proxy to follow a namespace's label), each taking an XInput struct;
+// README.md lists them.
 package framework
 
 import (
