@@ -114,7 +114,8 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, ok := classify.FromContext(r.Context())
 	if !ok {
 		// The Adapter on its own, not behind the proxy's classification (server.New puts it there).
-		req = a.classifier.Classify(r)
+		c := a.classifier.Classify(r)
+		req = &c
 	}
 	switch req.Class {
 	case classify.Discovery:
@@ -173,7 +174,7 @@ func (a *Adapter) choose(route *translate.Route, versions map[string]apidiscover
 }
 
 // convertInProcess serves a request for route's version from backend's.
-func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req classify.Request, backend *translate.Route) {
+func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req *classify.Request, backend *translate.Route) {
 	client := req.Route
 	out := r.Clone(r.Context())
 	prefix := "/apis/" + client.Upstream.Group + "/" + client.Upstream.Version + "/"
@@ -204,7 +205,7 @@ func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req c
 type exchange struct {
 	a               *Adapter
 	client, backend *translate.Route
-	req             classify.Request
+	req             *classify.Request
 	// ctx is the client request's context, which upstream's conversion functions get.
 	ctx context.Context
 }

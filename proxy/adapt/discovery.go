@@ -27,7 +27,7 @@ import (
 // matching If-None-Match with 304 Not Modified, as kube-apiserver does (discovery.ETag); the proxy
 // behind it drops the backend's ETag, which is of the untranslated document. It reads the document in
 // JSON and writes it in the media type kube-apiserver would answer the client in (discovery.Encode).
-func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify.Request) {
+func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req *classify.Request) {
 	answer := negotiate.Answer(r.Header.Values("Accept"), negotiate.Discovery)
 	out := r.Clone(r.Context())
 	out.Header.Del("If-None-Match")
@@ -70,7 +70,7 @@ func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify
 
 // augment returns the discovery document with the versions the Adapter adds, and false when it leaves
 // the document as it is.
-func (a *Adapter) augment(r *http.Request, req classify.Request, code int, data []byte) ([]byte, int, bool) {
+func (a *Adapter) augment(r *http.Request, req *classify.Request, code int, data []byte) ([]byte, int, bool) {
 	var tm metav1.TypeMeta
 	if code == http.StatusOK && json.Unmarshal(data, &tm) != nil {
 		return nil, 0, false

@@ -154,7 +154,7 @@ func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *excha
 // hold answers a write of a held namespace as kube-apiserver answers a request it asks to be retried:
 // 429 TooManyRequests with a Retry-After header and details.retryAfterSeconds
 // (k8s.io/apiserver's responsewriters.ErrorNegotiated), which client-go honours by retrying.
-func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
+func (s *server) hold(w http.ResponseWriter, req *classify.Request, m nsMode) {
 	gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
 	s.namespaces.countHeld(gr)
 	what := gr.String()
@@ -193,7 +193,7 @@ func (s *server) unavailable(w http.ResponseWriter, message string) {
 // longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
 // resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
 // asks for data not older than a resourceVersion (or any) is served: what is served now is newer.
-func expired(w http.ResponseWriter, r *http.Request, req classify.Request, since uint64) bool {
+func expired(w http.ResponseWriter, r *http.Request, req *classify.Request, since uint64) bool {
 	if since == 0 {
 		return false
 	}

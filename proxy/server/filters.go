@@ -22,9 +22,9 @@ import (
 // exchange is what the steps of one request share through its context: the classification, where the
 // request goes, and the response step chosen for it (nil: the response is forwarded as it is).
 type exchange struct {
-	// req is the classification, decided once by withClass and never changed: other packages read the
-	// same value (classify.FromContext).
-	req classify.Request
+	// req is the classification withClass put into the request's context: the value classify.FromContext
+	// returns, read only, not a copy of it.
+	req *classify.Request
 	// backendPath is the URL path the request is sent to (rewrite): req.BackendPath, but for a request
 	// served from the upstream groups (serveUpstream, cutover.go: its own path) and one of a
 	// CustomResourceDefinition or APIService named by its upstream name (serveGroupNamed: the private
@@ -75,10 +75,10 @@ func exchangeFrom(ctx context.Context) *exchange {
 	return ex
 }
 
-// withClass classifies a request and puts its exchange, and its classification for other packages
-// (classify.FromContext), into the request's context. A request it has classified already (the same
-// request, passed on by a handler between two withClass) keeps its exchange: each request is classified
-// once.
+// withClass classifies a request and puts its classification (classify.NewContext: the one value every
+// package reads) and its exchange, the proxy's own state of the request, into the request's context. A
+// request it has classified already (the same request, passed on by a handler between two withClass) goes
+// through as it is: each request is classified once.
 func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ex := exchangeFrom(r.Context()); ex != nil && ex.url == r.URL {
@@ -86,9 +86,15 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 			return
 		}
 		req := c.Classify(r)
-		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL, backendPath: req.BackendPath})
-		next.ServeHTTP(w, r.WithContext(classify.NewContext(ctx, req)))
+		next.ServeHTTP(w, r.WithContext(newExchange(r.Context(), &req, r.URL)))
 	})
+}
+
+// newExchange returns a copy of ctx carrying req (classify.NewContext) and a new exchange of the request
+// of u that refers to it.
+func newExchange(ctx context.Context, req *classify.Request, u *url.URL) context.Context {
+	ex := &exchange{req: req, url: u, backendPath: req.BackendPath}
+	return context.WithValue(classify.NewContext(ctx, req), exchangeKey{}, ex)
 }
 
 // withLoopbackIdentity answers a client on a loopback address uncompressed: it sets the request's
@@ -128,7 +134,7 @@ func withUnrouted(next http.Handler) http.Handler {
 			status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("the request target %q is not a path", r.RequestURI)))
 			return
 		}
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		if req.Class == classify.Private || req.Class == classify.Unrouted && req.BackendPath == r.URL.Path {
 			status.NotFound(w, r)
 			return
@@ -144,7 +150,7 @@ func withUnrouted(next http.Handler) http.Handler {
 // backend where it forwards them unread.
 func withBodyLimit(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		if r.ContentLength > limit && req.IsResource && !req.LongRunning && req.Writes() {
 			status.Write(w, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)))
 			return
@@ -160,7 +166,7 @@ func withBodyLimit(limit int64, next http.Handler) http.Handler {
 // does the proxy, with every translation and guard of the request's class.
 func withUpgrades(upgrades, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		switch {
 		case req.Class == classify.Upgrade:
 			upgrades.ServeHTTP(w, r)

@@ -325,8 +325,10 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 	sub.Header.Del("Content-Type")
 	negotiate.Narrow(sub.Header, negotiate.CustomResource)
 	if upstream {
-		ex := &exchange{req: s.classifier.Classify(sub), url: sub.URL, backendPath: path, respond: func(*http.Response) error { return nil }}
-		sub = sub.WithContext(context.WithValue(ctx, exchangeKey{}, ex))
+		req := s.classifier.Classify(sub)
+		sub = sub.WithContext(newExchange(ctx, &req, sub.URL))
+		ex := exchangeFrom(sub.Context())
+		ex.backendPath, ex.respond = path, func(*http.Response) error { return nil }
 	}
 	return sub, func() { stop(); cancel() }
 }

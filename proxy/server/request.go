@@ -277,7 +277,7 @@ func (s *server) bufferBody(r *http.Request) error {
 // with the path as kube-apiserver would), else of the request's route; for anything else (a built-in
 // resource, the scale subresource's autoscaling/v1 Scale) body.RequestPaths. apiVersion and kind are the
 // body's, empty for a patch.
-func (s *server) requestPaths(req classify.Request, apiVersion, kind string) *translate.Node {
+func (s *server) requestPaths(req *classify.Request, apiVersion, kind string) *translate.Node {
 	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
 		return body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 	}
@@ -304,7 +304,7 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 // translateQuery translates the query parameters of a resource request that can name a group: the
 // fieldSelector of a list, watch or deletecollection of a resource that selects on a group-carrying
 // field (Events by involvedObject.apiVersion). The error is an API status.
-func translateQuery(r *http.Request, req classify.Request) error {
+func translateQuery(r *http.Request, req *classify.Request) error {
 	if !req.Selects() {
 		return nil
 	}

@@ -326,7 +326,8 @@ func New(o Options) (http.Handler, error) {
 	//
 	//	withAdmission          the admission webhooks, at their own paths (Options.Admission)
 	//	withLoopbackIdentity   a loopback client answered uncompressed (unless Options.GzipLoopback)
-	//	withClass              classified once (package classify); its exchange put into its context
+	//	withClass              classified once (package classify): the classification and its exchange
+	//	                       put into its context
 	//	withMetrics            counted, timed and logged
 	//	auth.WithHeaderPolicy  the authentication mode's header rules
 	//	withUnrouted           404 for the private groups and what no route serves; 400 for a target
