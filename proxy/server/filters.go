@@ -19,17 +19,16 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
-// exchange is what the steps of one request share through its context: the classification, where the
-// request goes, and the response step chosen for it (nil: the response is forwarded as it is).
+// exchange is the proxy's own state of one request, shared by its steps through its context: the
+// classification it refers to, where the request goes (its target), and the response step chosen for it
+// (nil: the response is forwarded as it is).
 type exchange struct {
 	// req is the classification withClass put into the request's context: the value classify.FromContext
 	// returns, read only, not a copy of it.
 	req *classify.Request
-	// backendPath is the URL path the request is sent to (rewrite): req.BackendPath, but for a request
-	// served from the upstream groups (serveUpstream, cutover.go: its own path) and one of a
-	// CustomResourceDefinition or APIService named by its upstream name (serveGroupNamed: the private
-	// object's path).
-	backendPath string
+	// target is where the request goes, decided once (targetOf, route.go) before the dispatch and read
+	// only after it; nil before.
+	target *target
 	// url is the URL of the request classified, which tells it from the requests a handler makes itself.
 	url     *url.URL
 	respond func(*http.Response) error
@@ -45,9 +44,6 @@ type exchange struct {
 	// answer is the media type kube-apiserver would answer a discovery request in (negotiate.Answer):
 	// the proxy asks for JSON and writes the rewritten document in it (discovery.Encode).
 	answer string
-	// untranslatedRequest is set for a request of a built-in kind in a namespace served from the upstream
-	// groups: its query and body go to the backend as they are (cutover.go).
-	untranslatedRequest bool
 	// rulesReview is set for a SelfSubjectRulesReview: whether the namespace it reviews is served from the
 	// upstream groups (accessreview.go).
 	rulesReview *bool
@@ -57,9 +53,6 @@ type exchange struct {
 	// sharedScope, when set, is the scope under which a watch's translations are shared with the other
 	// watches of its resource (translateResponse): it names the resource whose translation they are.
 	sharedScope string
-	// endWatch, when set, ends a watch with 410 Expired once it is cancelled with the cause
-	// errModeChanged (cutover.go); it ends with the request too.
-	endWatch context.Context
 	// watch is a watch's answer once its headers are ready, for the handler to copy (serveWatch).
 	watch *watchCopy
 	// statusUpstream, when set, translates the backend's Status bodies for this request instead of
@@ -93,7 +86,7 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 // newExchange returns a copy of ctx carrying req (classify.NewContext) and a new exchange of the request
 // of u that refers to it.
 func newExchange(ctx context.Context, req *classify.Request, u *url.URL) context.Context {
-	ex := &exchange{req: req, url: u, backendPath: req.BackendPath}
+	ex := &exchange{req: req, url: u}
 	return context.WithValue(classify.NewContext(ctx, req), exchangeKey{}, ex)
 }
 

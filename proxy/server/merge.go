@@ -328,7 +328,9 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 		req := s.classifier.Classify(sub)
 		sub = sub.WithContext(newExchange(ctx, &req, sub.URL))
 		ex := exchangeFrom(sub.Context())
-		ex.backendPath, ex.respond = path, func(*http.Response) error { return nil }
+		// Its target, as the merge decided it: the backend, as it is, at path.
+		ex.target = &target{backendPath: path, from: upstreamGroups}
+		ex.respond = func(*http.Response) error { return nil }
 	}
 	return sub, func() { stop(); cancel() }
 }
@@ -404,8 +406,8 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 		select {
 		case <-ctx.Done():
 			return
-		case <-ex.endWatch.Done():
-			if !errors.Is(context.Cause(ex.endWatch), errModeChanged) {
+		case <-ex.target.ends.Done():
+			if !errors.Is(context.Cause(ex.target.ends), errModeChanged) {
 				return // the request ended
 			}
 			_, _ = w.Write(expiredEvent(modeChanged))

@@ -334,20 +334,24 @@ func New(o Options) (http.Handler, error) {
 	//	                       that is not a path
 	//	withBodyLimit          413 for a body over Options.MaxRequestBodyBytes
 	//	withUpgrades           genuine upgrades passed raw; other requests' upgrade headers removed
-	//	withServing            each namespace served by its serving mode (Options.Namespaces; cutover.go)
+	//	withServing            each namespace served by its serving mode (Options.Namespaces; cutover.go):
+	//	                       where the request goes decided by it (route.go)
 	//	withAdapter            versions the backend does not serve converted in process (Options.Converter)
 	//	withClass              the requests the Adapter makes itself, which are new requests, classified
 	//	                       (a request classified already goes through)
+	//	withTarget             where a request goes, for one withServing did not decide it for: from
+	//	                       the private groups (route.go)
 	//	s                      the dispatch on the class (ServeHTTP)
 	//
 	// s.core is the chain below withServing: the merged cluster-wide lists and watches send their
 	// private parts to it (merge.go).
 	var handler http.Handler = s
+	handler = s.withTarget(handler)
 	handler = withClass(s.classifier, handler)
 	handler = withAdapter(o.Converter, o.MaxRequestBodyBytes, handler)
 	s.core = handler
 	handler = s.withServing(handler)
-	handler = withUpgrades(s.upgrades, handler)
+	handler = withUpgrades(s.withTarget(s.upgrades), handler)
 	handler = withBodyLimit(s.maxBody, handler)
 	handler = withUnrouted(handler)
 	handler = auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes, handler)
