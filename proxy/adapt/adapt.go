@@ -55,6 +55,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -223,39 +224,39 @@ func (x *exchange) conversionError(err error) error {
 // respond forwards r (already in the backend's version) and writes the answer in the client's version.
 func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 	resp := serveStreamed(x.a.next, r)
-	defer resp.body.Close()
-	if resp.code == http.StatusNotFound && isResourceNotFound(resp) {
+	defer resp.Body.Close()
+	if resp.Code == http.StatusNotFound && isResourceNotFound(resp) {
 		// The backend stopped serving the version discovery said it served: read discovery again.
 		x.a.served.invalidate()
 	}
-	if resp.code >= http.StatusMultipleChoices || !negotiate.IsJSON(resp.header.Get("Content-Type")) {
-		copyHeader(w, resp.header)
-		if cl := resp.header.Get("Content-Length"); cl != "" {
+	if resp.Code >= http.StatusMultipleChoices || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		copyHeader(w, resp.Header)
+		if cl := resp.Header.Get("Content-Length"); cl != "" {
 			w.Header().Set("Content-Length", cl)
 		}
-		w.WriteHeader(resp.code)
-		_, _ = io.Copy(w, resp.body)
+		w.WriteHeader(resp.Code)
+		_, _ = io.Copy(w, resp.Body)
 		return
 	}
 	objects := x.objects()
 	switch {
 	case x.req.Watch:
-		copyHeader(w, resp.header)
-		w.WriteHeader(resp.code)
+		copyHeader(w, resp.Header)
+		w.WriteHeader(resp.Code)
 		rc := http.NewResponseController(w)
 		flush := func() error { return rc.Flush() }
-		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
+		if err := stream.Watch(w, flush, resp.Body, objects); err != nil {
 			klog.V(loglevel.Unusual).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
 		}
 	case x.req.AnswersList() && !asksTable(r):
 		var buf bytes.Buffer
-		if err := stream.List(&buf, resp.body, objects); err != nil {
+		if err := stream.List(&buf, resp.Body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))
 			return
 		}
-		writeBody(w, resp.header, resp.code, buf.Bytes())
+		writeBody(w, resp.Header, resp.Code, buf.Bytes())
 	default:
-		data, err := io.ReadAll(resp.body)
+		data, err := io.ReadAll(resp.Body)
 		if err != nil {
 			panic(http.ErrAbortHandler)
 		}
@@ -265,7 +266,7 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		writeBody(w, resp.header, resp.code, data)
+		writeBody(w, resp.Header, resp.Code, data)
 	}
 }
 
@@ -278,9 +279,9 @@ func asksTable(r *http.Request) bool {
 
 // isResourceNotFound reports whether a 404 is kube-apiserver's for an unknown resource (no details
 // naming an object), rather than for a missing object. It peeks at the body without consuming it.
-func isResourceNotFound(resp *streamed) bool {
-	data, err := io.ReadAll(io.LimitReader(resp.body, 4<<10))
-	resp.body = readCloser{Reader: io.MultiReader(bytes.NewReader(data), resp.body), closer: resp.body}
+func isResourceNotFound(resp *inprocess.Streamed) bool {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(data), resp.Body), closer: resp.Body}
 	if err != nil {
 		return false
 	}

@@ -294,27 +294,6 @@ func TestServedRemembersFailures(t *testing.T) {
 	}
 }
 
-func TestServeStreamed(t *testing.T) {
-	aborted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte("part"))
-		panic(http.ErrAbortHandler)
-	})
-	resp := serveStreamed(aborted, httptest.NewRequest(http.MethodGet, "/", nil))
-	buf := make([]byte, 100)
-	n, _ := resp.body.Read(buf)
-	if string(buf[:n]) != "part" {
-		t.Errorf("read %q", buf[:n])
-	}
-	if _, err := resp.body.Read(buf); err == nil || err.Error() != "the response was broken off" {
-		t.Errorf("after the abort: %v", err)
-	}
-	silent := serveStreamed(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), httptest.NewRequest(http.MethodGet, "/", nil))
-	if silent.code != http.StatusOK {
-		t.Errorf("a silent handler answered %d", silent.code)
-	}
-}
-
 // TestUnservedVersionsAreNotAdded: CAPA's v1beta1 is in upstream's CRDs but not served, so kube-apiserver
 // serving them answers it 404 and lists it nowhere; the Adapter must not serve it from v1beta2.
 func TestUnservedVersionsAreNotAdded(t *testing.T) {

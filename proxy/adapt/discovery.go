@@ -36,36 +36,36 @@ func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req *classif
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	code, data := rec.status(), rec.body.Bytes()
-	if negotiate.IsJSON(rec.header.Get("Content-Type")) && (code == http.StatusOK || code == http.StatusNotFound) {
+	code, data := rec.Code(), rec.Body.Bytes()
+	if negotiate.IsJSON(rec.Header().Get("Content-Type")) && (code == http.StatusOK || code == http.StatusNotFound) {
 		if augmented, newCode, ok := a.augment(r, req, code, data); ok {
 			if code == http.StatusNotFound {
-				rec.header.Set("Content-Type", "application/json")
+				rec.Header().Set("Content-Type", "application/json")
 			}
 			code, data = newCode, augmented
 		}
 	}
-	if code == http.StatusOK && negotiate.IsJSON(rec.header.Get("Content-Type")) {
+	if code == http.StatusOK && negotiate.IsJSON(rec.Header().Get("Content-Type")) {
 		if etag, ok := discovery.ETag(data); ok {
-			rec.header.Set("ETag", etag)
+			rec.Header().Set("ETag", etag)
 			if discovery.NotModified(r.Header, etag) {
 				for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding"} {
-					rec.header.Del(h)
+					rec.Header().Del(h)
 				}
-				copyHeader(w, rec.header)
+				copyHeader(w, rec.Header())
 				w.WriteHeader(http.StatusNotModified)
 				return
 			}
 		}
-		encoded, contentType, err := discovery.Encode(data, rec.header.Get("Content-Type"), answer)
+		encoded, contentType, err := discovery.Encode(data, rec.Header().Get("Content-Type"), answer)
 		if err != nil {
 			status.Write(w, apierrors.NewInternalError(err))
 			return
 		}
 		data = encoded
-		rec.header.Set("Content-Type", contentType)
+		rec.Header().Set("Content-Type", contentType)
 	}
-	writeBody(w, rec.header, code, data)
+	writeBody(w, rec.Header(), code, data)
 }
 
 // augment returns the discovery document with the versions the Adapter adds, and false when it leaves

@@ -58,12 +58,12 @@ func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
 		if err != nil {
 			panic(http.ErrAbortHandler)
 		}
-		if current.status() != http.StatusOK {
+		if current.Code() != http.StatusOK {
 			// The object is missing, or the client may not read it: kube-apiserver's patch would fail so.
-			writeBody(w, current.header, current.status(), current.body.Bytes())
+			writeBody(w, current.Header(), current.Code(), current.Body.Bytes())
 			return
 		}
-		cur, err := x.toClient(current.body.Bytes())
+		cur, err := x.toClient(current.Body.Bytes())
 		if err != nil {
 			status.Write(w, err)
 			return
@@ -84,7 +84,7 @@ func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
 			status.Write(w, err)
 			return
 		}
-		if result.status() == http.StatusConflict && !precondition && attempt < maxPatchAttempts {
+		if result.Code() == http.StatusConflict && !precondition && attempt < maxPatchAttempts {
 			continue
 		}
 		x.answer(w, result, warnings)
