@@ -39,6 +39,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,8 +111,18 @@ func New(next http.Handler, c *convert.Converter, o Options) *Adapter {
 }
 
 // ServeHTTP serves a request: discovery and requests for a version the backend does not serve are the
-// Adapter's, everything else goes on to next as it is.
+// Adapter's, everything else goes on to next as it is. A response the Adapter cannot complete once next
+// broke off an answer it needs (inprocess.ErrBrokenOff) is broken off too: inprocess.Abort hands it to
+// the stage that made the request abortable (package server's outermost handler).
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := a.serve(w, r); err != nil {
+		inprocess.Abort(r, err)
+	}
+}
+
+// serve is ServeHTTP; the error, inprocess.ErrBrokenOff, says the response must be broken off, and
+// nothing more is written.
+func (a *Adapter) serve(w http.ResponseWriter, r *http.Request) error {
 	req, ok := classify.FromContext(r.Context())
 	if !ok {
 		// The Adapter on its own, not behind the proxy's classification (server.New puts it there).
@@ -120,19 +131,18 @@ func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch req.Class {
 	case classify.Discovery:
-		a.discovery(gzipping(w, r), r, req)
-		return
+		return a.discovery(gzipping(w, r), r, req)
 	case classify.Mapped:
 		if backend := a.backendRoute(r, req.Route); backend != nil {
 			klog.V(loglevel.Debug).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
-			a.convertInProcess(gzipping(w, r), r, req, backend)
-			return
+			return a.convertInProcess(gzipping(w, r), r, req, backend)
 		}
 		// Served, as far as discovery told: should the backend answer that it serves no such resource (its
 		// CRD changed since), read discovery again.
 		w = &notFoundSniffer{ResponseWriter: w, served: a.served}
 	}
 	a.next.ServeHTTP(w, r)
+	return nil
 }
 
 // backendRoute returns the route of the version to ask the backend for instead of route's, or nil when
@@ -174,15 +184,16 @@ func (a *Adapter) choose(route *translate.Route, versions map[string]apidiscover
 	return candidates[0]
 }
 
-// convertInProcess serves a request for route's version from backend's.
-func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req *classify.Request, backend *translate.Route) {
+// convertInProcess serves a request for route's version from backend's. The error is
+// inprocess.ErrBrokenOff: an answer of next it needs was broken off, and it wrote nothing more.
+func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req *classify.Request, backend *translate.Route) error {
 	client := req.Route
 	out := r.Clone(r.Context())
 	prefix := "/apis/" + client.Upstream.Group + "/" + client.Upstream.Version + "/"
 	rest, ok := strings.CutPrefix(r.URL.Path, prefix)
 	if !ok {
 		a.next.ServeHTTP(w, r) // classify accepted it, so this cannot happen; let the proxy answer
-		return
+		return nil
 	}
 	retarget(out, "/apis/"+backend.Upstream.Group+"/"+backend.Upstream.Version+"/"+rest, out.URL.RawQuery)
 	x := &exchange{a: a, client: client, backend: backend, req: req, ctx: r.Context()}
@@ -190,15 +201,15 @@ func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req *
 	if req.Subresource == "scale" {
 		// autoscaling/v1 Scale is the same in every version.
 		a.next.ServeHTTP(w, out)
-		return
+		return nil
 	}
 	switch req.Verb {
 	case "create", "update":
-		x.createOrUpdate(w, out)
+		return x.createOrUpdate(w, out)
 	case "patch":
-		x.patch(w, out)
+		return x.patch(w, out)
 	default:
-		x.respond(w, out)
+		return x.respond(w, out)
 	}
 }
 
@@ -221,8 +232,19 @@ func (x *exchange) conversionError(err error) error {
 	}}
 }
 
+// writeError writes err, an API status, and returns nil; an error of a broken-off answer
+// (inprocess.ErrBrokenOff) it returns, writing nothing.
+func writeError(w http.ResponseWriter, err error) error {
+	if errors.Is(err, inprocess.ErrBrokenOff) {
+		return err
+	}
+	status.Write(w, err)
+	return nil
+}
+
 // respond forwards r (already in the backend's version) and writes the answer in the client's version.
-func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
+// The error is inprocess.ErrBrokenOff, for a single object's answer broken off.
+func (x *exchange) respond(w http.ResponseWriter, r *http.Request) error {
 	resp := serveStreamed(x.a.next, r)
 	defer resp.Body.Close()
 	if resp.Code == http.StatusNotFound && isResourceNotFound(resp) {
@@ -236,7 +258,7 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(resp.Code)
 		_, _ = io.Copy(w, resp.Body)
-		return
+		return nil
 	}
 	objects := x.objects()
 	switch {
@@ -252,22 +274,23 @@ func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
 		var buf bytes.Buffer
 		if err := stream.List(&buf, resp.Body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))
-			return
+			return nil
 		}
 		writeBody(w, resp.Header, resp.Code, buf.Bytes())
 	default:
 		data, err := io.ReadAll(resp.Body)
 		if err != nil {
-			panic(http.ErrAbortHandler)
+			return fmt.Errorf("%w: reading the backend's answer: %w", inprocess.ErrBrokenOff, err)
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			if data, err = objects.Object(data); err != nil {
 				status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's answer to %s: %w", x.client.Upstream.GroupVersion(), err)))
-				return
+				return nil
 			}
 		}
 		writeBody(w, resp.Header, resp.Code, data)
 	}
+	return nil
 }
 
 // asksTable reports whether the backend answers r with a Table: kube-apiserver's answer says so only

@@ -45,34 +45,33 @@ func (x *exchange) keepsConversionData() bool {
 }
 
 // createOrUpdate serves a create or an update (of the main resource or of status). out is the request,
-// addressed to the backend's version.
-func (x *exchange) createOrUpdate(w http.ResponseWriter, out *http.Request) {
+// addressed to the backend's version. The error is inprocess.ErrBrokenOff: an answer of the proxy it
+// needs was broken off, and nothing was written.
+func (x *exchange) createOrUpdate(w http.ResponseWriter, out *http.Request) error {
 	obj, err := x.readObject(out)
 	if err != nil {
-		status.Write(w, err)
-		return
+		return writeError(w, err)
 	}
 	var current []byte
 	if x.req.Verb == "update" && x.keepsConversionData() {
 		rec, err := record(x.a.next, x.readRequest(out))
 		if err != nil {
-			panic(http.ErrAbortHandler)
+			return err
 		}
 		if rec.Code() != http.StatusOK {
 			writeBody(w, rec.Header(), rec.Code(), rec.Body.Bytes())
-			return
+			return nil
 		}
 		if current, err = x.toClient(rec.Body.Bytes()); err != nil {
-			status.Write(w, err)
-			return
+			return writeError(w, err)
 		}
 	}
 	rec, warnings, err := x.store(out, obj, current)
 	if err != nil {
-		status.Write(w, err)
-		return
+		return writeError(w, err)
 	}
 	x.answer(w, rec, warnings)
+	return nil
 }
 
 // readObject reads the JSON (or YAML) object of a create or update.
@@ -106,6 +105,7 @@ func (x *exchange) toClient(data []byte) ([]byte, error) {
 // store writes obj (JSON in the client's version) with req (its method and path are the write's), and
 // returns the backend's answer and the warnings for fields the client's Go type lacks. current is the
 // stored object in the client's version, for an update or patch where keepsConversionData (see above).
+// The error is an API status, or inprocess.ErrBrokenOff when the backend's answer was broken off.
 func (x *exchange) store(req *http.Request, obj, current []byte) (*inprocess.Recorder, []string, error) {
 	keep := x.keepsConversionData()
 	statusWrite := x.req.Subresource == "status"
@@ -133,7 +133,7 @@ func (x *exchange) store(req *http.Request, obj, current []byte) (*inprocess.Rec
 	setBody(req, converted)
 	rec, err := record(x.a.next, req)
 	if err != nil {
-		panic(http.ErrAbortHandler)
+		return nil, nil, err
 	}
 	if keep && statusWrite && rec.Code() == http.StatusOK && !req.URL.Query().Has("dryRun") {
 		rec = x.storeConversionData(req, converted, rec)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
@@ -88,6 +89,23 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 func newExchange(ctx context.Context, req *classify.Request, u *url.URL) context.Context {
 	ex := &exchange{req: req, url: u}
 	return context.WithValue(classify.NewContext(ctx, req), exchangeKey{}, ex)
+}
+
+// withAbort is the outermost stage: it makes every request abortable (inprocess.Abortable) and breaks
+// off the response of one a stage aborted (inprocess.Abort: the Adapter when an answer it converts was
+// broken off, proxyError when the backend reset the request's stream, copyWatch when a watch cannot be
+// copied) once the chain returned, in net/http's documented way, as ReverseProxy does:
+// panic(http.ErrAbortHandler), which resets the client's HTTP/2 stream or closes its HTTP/1.1
+// connection, so that the client never takes a response cut short for a whole one. It is the one place
+// the proxy's own stages break a response off.
+func withAbort(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, aborted := inprocess.Abortable(r)
+		next.ServeHTTP(w, r)
+		if aborted() != nil {
+			panic(http.ErrAbortHandler)
+		}
+	})
 }
 
 // withLoopbackIdentity answers a client on a loopback address uncompressed: it sets the request's

@@ -324,6 +324,8 @@ func New(o Options) (http.Handler, error) {
 	// request meets them from the last line up. A filter whose option is off returns the chain as it is.
 	// In the order a request meets them (docs/architecture.md draws the same):
 	//
+	//	withAbort              a response a stage aborted (inprocess.Abort) broken off, once the chain
+	//	                       returned
 	//	withAdmission          the admission webhooks, at their own paths (Options.Admission)
 	//	withLoopbackIdentity   a loopback client answered uncompressed (unless Options.GzipLoopback)
 	//	withClass              classified once (package classify): the classification and its exchange
@@ -359,6 +361,7 @@ func New(o Options) (http.Handler, error) {
 	handler = withClass(s.classifier, handler)
 	handler = withLoopbackIdentity(!o.GzipLoopback, handler)
 	handler = withAdmission(o.Admission, handler)
+	handler = withAbort(handler)
 	return handler, nil
 }
 

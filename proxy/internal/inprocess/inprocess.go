@@ -102,7 +102,7 @@ func (r *Recorder) Code() int {
 }
 
 // Serve serves req with h and returns the whole response. The error is ErrBrokenOff when h broke the
-// response off (the Recorder then holds what it wrote before), or says how h panicked.
+// response off or panicked (the Recorder then holds what it wrote before).
 func Serve(h http.Handler, req *http.Request) (*Recorder, error) {
 	rec := NewRecorder()
 	return rec, serve(h, rec, req)
@@ -124,7 +124,7 @@ func serve(h http.Handler, w http.ResponseWriter, req *http.Request) (err error)
 }
 
 // panicked returns the error of a handler's panic with p: ErrBrokenOff for http.ErrAbortHandler, else
-// an error naming p, logged with its stack as net/http's server logs a handler's panic.
+// ErrBrokenOff naming p, logged with its stack as net/http's server logs a handler's panic.
 func panicked(req *http.Request, p any) error {
 	if p == http.ErrAbortHandler { //nolint:errorlint // handlers panic with this very value
 		return ErrBrokenOff
