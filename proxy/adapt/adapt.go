@@ -33,6 +33,12 @@
 //
 // The conversion-data annotation that upstream's conversions keep lossy fields in is stored with the
 // object in the backend's version and names upstream groups (see package convert).
+//
+// The Adapter's own requests to the proxy (reads of discovery, of the object a patch or a status write
+// needs, the writes in the backend's version) are served in process (package internal/inprocess). When
+// the proxy breaks off an answer the Adapter needs whole, the Adapter's functions return the error and
+// the client's response is broken off too (inprocess.Abort, which package server's outermost stage
+// carries out), as the proxy would break off that answer itself.
 package adapt
 
 import (

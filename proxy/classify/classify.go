@@ -4,6 +4,9 @@
 //
 // Parsing is k8s.io/apiserver's RequestInfoFactory, the apiserver's own parser, so that the proxy and the
 // backend agree on every verb (list versus get, watch by ?watch= or by /watch/ path, deletecollection).
+//
+// A request is classified once; its classification travels in its context as one read-only value
+// (NewContext, FromContext), as kube-apiserver's RequestInfo does, and every package reads it there.
 package classify
 
 import (
