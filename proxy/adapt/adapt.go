@@ -33,12 +33,19 @@
 //
 // The conversion-data annotation that upstream's conversions keep lossy fields in is stored with the
 // object in the backend's version and names upstream groups (see package convert).
+//
+// The Adapter's own requests to the proxy (reads of discovery, of the object a patch or a status write
+// needs, the writes in the backend's version) are served in process (package internal/inprocess). When
+// the proxy breaks off an answer the Adapter needs whole, the Adapter's functions return the error and
+// the client's response is broken off too (inprocess.Abort, which package server's outermost stage
+// carries out), as the proxy would break off that answer itself.
 package adapt
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,6 +62,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -109,28 +117,38 @@ func New(next http.Handler, c *convert.Converter, o Options) *Adapter {
 }
 
 // ServeHTTP serves a request: discovery and requests for a version the backend does not serve are the
-// Adapter's, everything else goes on to next as it is.
+// Adapter's, everything else goes on to next as it is. A response the Adapter cannot complete once next
+// broke off an answer it needs (inprocess.ErrBrokenOff) is broken off too: inprocess.Abort hands it to
+// the stage that made the request abortable (package server's outermost handler).
 func (a *Adapter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := a.serve(w, r); err != nil {
+		inprocess.Abort(r, err)
+	}
+}
+
+// serve is ServeHTTP; the error, inprocess.ErrBrokenOff, says the response must be broken off, and
+// nothing more is written.
+func (a *Adapter) serve(w http.ResponseWriter, r *http.Request) error {
 	req, ok := classify.FromContext(r.Context())
 	if !ok {
 		// The Adapter on its own, not behind the proxy's classification (server.New puts it there).
-		req = a.classifier.Classify(r)
+		c := a.classifier.Classify(r)
+		req = &c
 	}
 	switch req.Class {
 	case classify.Discovery:
-		a.discovery(gzipping(w, r), r, req)
-		return
+		return a.discovery(gzipping(w, r), r, req)
 	case classify.Mapped:
 		if backend := a.backendRoute(r, req.Route); backend != nil {
 			klog.V(loglevel.Debug).InfoS("Converting in process", "path", r.URL.Path, "verb", req.Verb, "backendVersion", backend.Upstream.Version)
-			a.convertInProcess(gzipping(w, r), r, req, backend)
-			return
+			return a.convertInProcess(gzipping(w, r), r, req, backend)
 		}
 		// Served, as far as discovery told: should the backend answer that it serves no such resource (its
 		// CRD changed since), read discovery again.
 		w = &notFoundSniffer{ResponseWriter: w, served: a.served}
 	}
 	a.next.ServeHTTP(w, r)
+	return nil
 }
 
 // backendRoute returns the route of the version to ask the backend for instead of route's, or nil when
@@ -172,15 +190,16 @@ func (a *Adapter) choose(route *translate.Route, versions map[string]apidiscover
 	return candidates[0]
 }
 
-// convertInProcess serves a request for route's version from backend's.
-func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req classify.Request, backend *translate.Route) {
+// convertInProcess serves a request for route's version from backend's. The error is
+// inprocess.ErrBrokenOff: an answer of next it needs was broken off, and it wrote nothing more.
+func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req *classify.Request, backend *translate.Route) error {
 	client := req.Route
 	out := r.Clone(r.Context())
 	prefix := "/apis/" + client.Upstream.Group + "/" + client.Upstream.Version + "/"
 	rest, ok := strings.CutPrefix(r.URL.Path, prefix)
 	if !ok {
 		a.next.ServeHTTP(w, r) // classify accepted it, so this cannot happen; let the proxy answer
-		return
+		return nil
 	}
 	retarget(out, "/apis/"+backend.Upstream.Group+"/"+backend.Upstream.Version+"/"+rest, out.URL.RawQuery)
 	x := &exchange{a: a, client: client, backend: backend, req: req, ctx: r.Context()}
@@ -188,15 +207,15 @@ func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req c
 	if req.Subresource == "scale" {
 		// autoscaling/v1 Scale is the same in every version.
 		a.next.ServeHTTP(w, out)
-		return
+		return nil
 	}
 	switch req.Verb {
 	case "create", "update":
-		x.createOrUpdate(w, out)
+		return x.createOrUpdate(w, out)
 	case "patch":
-		x.patch(w, out)
+		return x.patch(w, out)
 	default:
-		x.respond(w, out)
+		return x.respond(w, out)
 	}
 }
 
@@ -204,7 +223,7 @@ func (a *Adapter) convertInProcess(w http.ResponseWriter, r *http.Request, req c
 type exchange struct {
 	a               *Adapter
 	client, backend *translate.Route
-	req             classify.Request
+	req             *classify.Request
 	// ctx is the client request's context, which upstream's conversion functions get.
 	ctx context.Context
 }
@@ -219,53 +238,65 @@ func (x *exchange) conversionError(err error) error {
 	}}
 }
 
+// writeError writes err, an API status, and returns nil; an error of a broken-off answer
+// (inprocess.ErrBrokenOff) it returns, writing nothing.
+func writeError(w http.ResponseWriter, err error) error {
+	if errors.Is(err, inprocess.ErrBrokenOff) {
+		return err
+	}
+	status.Write(w, err)
+	return nil
+}
+
 // respond forwards r (already in the backend's version) and writes the answer in the client's version.
-func (x *exchange) respond(w http.ResponseWriter, r *http.Request) {
+// The error is inprocess.ErrBrokenOff, for a single object's answer broken off.
+func (x *exchange) respond(w http.ResponseWriter, r *http.Request) error {
 	resp := serveStreamed(x.a.next, r)
-	defer resp.body.Close()
-	if resp.code == http.StatusNotFound && isResourceNotFound(resp) {
+	defer resp.Body.Close()
+	if resp.Code == http.StatusNotFound && isResourceNotFound(resp) {
 		// The backend stopped serving the version discovery said it served: read discovery again.
 		x.a.served.invalidate()
 	}
-	if resp.code >= http.StatusMultipleChoices || !negotiate.IsJSON(resp.header.Get("Content-Type")) {
-		copyHeader(w, resp.header)
-		if cl := resp.header.Get("Content-Length"); cl != "" {
+	if resp.Code >= http.StatusMultipleChoices || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
+		copyHeader(w, resp.Header)
+		if cl := resp.Header.Get("Content-Length"); cl != "" {
 			w.Header().Set("Content-Length", cl)
 		}
-		w.WriteHeader(resp.code)
-		_, _ = io.Copy(w, resp.body)
-		return
+		w.WriteHeader(resp.Code)
+		_, _ = io.Copy(w, resp.Body)
+		return nil
 	}
 	objects := x.objects()
 	switch {
 	case x.req.Watch:
-		copyHeader(w, resp.header)
-		w.WriteHeader(resp.code)
+		copyHeader(w, resp.Header)
+		w.WriteHeader(resp.Code)
 		rc := http.NewResponseController(w)
 		flush := func() error { return rc.Flush() }
-		if err := stream.Watch(w, flush, resp.body, objects); err != nil {
+		if err := stream.Watch(w, flush, resp.Body, objects); err != nil {
 			klog.V(loglevel.Unusual).InfoS("Converting a watch in process ended it", "path", r.URL.Path, "err", err)
 		}
 	case x.req.AnswersList() && !asksTable(r):
 		var buf bytes.Buffer
-		if err := stream.List(&buf, resp.body, objects); err != nil {
+		if err := stream.List(&buf, resp.Body, objects); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's list to %s: %w", x.client.Upstream.GroupVersion(), err)))
-			return
+			return nil
 		}
-		writeBody(w, resp.header, resp.code, buf.Bytes())
+		writeBody(w, resp.Header, resp.Code, buf.Bytes())
 	default:
-		data, err := io.ReadAll(resp.body)
+		data, err := io.ReadAll(resp.Body)
 		if err != nil {
-			panic(http.ErrAbortHandler)
+			return fmt.Errorf("%w: reading the backend's answer: %w", inprocess.ErrBrokenOff, err)
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			if data, err = objects.Object(data); err != nil {
 				status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's answer to %s: %w", x.client.Upstream.GroupVersion(), err)))
-				return
+				return nil
 			}
 		}
-		writeBody(w, resp.header, resp.code, data)
+		writeBody(w, resp.Header, resp.Code, data)
 	}
+	return nil
 }
 
 // asksTable reports whether the backend answers r with a Table: kube-apiserver's answer says so only
@@ -277,9 +308,9 @@ func asksTable(r *http.Request) bool {
 
 // isResourceNotFound reports whether a 404 is kube-apiserver's for an unknown resource (no details
 // naming an object), rather than for a missing object. It peeks at the body without consuming it.
-func isResourceNotFound(resp *streamed) bool {
-	data, err := io.ReadAll(io.LimitReader(resp.body, 4<<10))
-	resp.body = readCloser{Reader: io.MultiReader(bytes.NewReader(data), resp.body), closer: resp.body}
+func isResourceNotFound(resp *inprocess.Streamed) bool {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	resp.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(data), resp.Body), closer: resp.Body}
 	if err != nil {
 		return false
 	}

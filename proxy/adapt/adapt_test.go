@@ -20,6 +20,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -294,27 +295,6 @@ func TestServedRemembersFailures(t *testing.T) {
 	}
 }
 
-func TestServeStreamed(t *testing.T) {
-	aborted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write([]byte("part"))
-		panic(http.ErrAbortHandler)
-	})
-	resp := serveStreamed(aborted, httptest.NewRequest(http.MethodGet, "/", nil))
-	buf := make([]byte, 100)
-	n, _ := resp.body.Read(buf)
-	if string(buf[:n]) != "part" {
-		t.Errorf("read %q", buf[:n])
-	}
-	if _, err := resp.body.Read(buf); err == nil || err.Error() != "the response was broken off" {
-		t.Errorf("after the abort: %v", err)
-	}
-	silent := serveStreamed(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), httptest.NewRequest(http.MethodGet, "/", nil))
-	if silent.code != http.StatusOK {
-		t.Errorf("a silent handler answered %d", silent.code)
-	}
-}
-
 // TestUnservedVersionsAreNotAdded: CAPA's v1beta1 is in upstream's CRDs but not served, so kube-apiserver
 // serving them answers it 404 and lists it nowhere; the Adapter must not serve it from v1beta2.
 func TestUnservedVersionsAreNotAdded(t *testing.T) {
@@ -471,5 +451,47 @@ func TestWriteBodyGzip(t *testing.T) {
 		if !bytes.Equal(got, tc.body) {
 			t.Errorf("%q, %d bytes: the body changed", tc.acceptEncoding, len(tc.body))
 		}
+	}
+}
+
+// breakingProxy is fakeProxy, but it breaks off its answers to GETs of mp1 after their first bytes, as
+// the proxy's ReverseProxy does when the backend's body fails.
+type breakingProxy struct{ fakeProxy }
+
+func (b *breakingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/machinepools/mp1") {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(storedMachinePool[:10]))
+		panic(http.ErrAbortHandler)
+	}
+	b.fakeProxy.ServeHTTP(w, r)
+}
+
+// TestBrokenOffAnswerAbortsTheClients: when the proxy breaks off an answer the Adapter needs whole (the
+// object a patch applies to, a single object it converts), the client's response is aborted
+// (inprocess.Abort, carried out by package server's outermost stage), with nothing written: never a
+// Status or a half object taken for an answer.
+func TestBrokenOffAnswerAbortsTheClients(t *testing.T) {
+	const path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machinepools/mp1"
+	for name, newRequest := range map[string]func() *http.Request{
+		"get": func() *http.Request { return httptest.NewRequest(http.MethodGet, path, nil) },
+		"patch": func() *http.Request {
+			r := httptest.NewRequest(http.MethodPatch, path, strings.NewReader(`{"spec":{"replicas":3}}`))
+			r.Header.Set("Content-Type", "application/merge-patch+json")
+			return r
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := newAdapter(t, &breakingProxy{})
+			r, aborted := inprocess.Abortable(newRequest())
+			rec := httptest.NewRecorder()
+			a.ServeHTTP(rec, r)
+			if err := aborted(); !errors.Is(err, inprocess.ErrBrokenOff) {
+				t.Errorf("aborted with %v, want inprocess.ErrBrokenOff", err)
+			}
+			if rec.Body.Len() > 0 || len(rec.Header()) > 0 {
+				t.Errorf("wrote %v %q before the abort", rec.Header(), rec.Body)
+			}
+		})
 	}
 }

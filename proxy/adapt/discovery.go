@@ -26,51 +26,53 @@ import (
 // The Adapter writes the final document, so it sends the ETag of an aggregated one and answers a
 // matching If-None-Match with 304 Not Modified, as kube-apiserver does (discovery.ETag); the proxy
 // behind it drops the backend's ETag, which is of the untranslated document. It reads the document in
-// JSON and writes it in the media type kube-apiserver would answer the client in (discovery.Encode).
-func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req classify.Request) {
+// JSON and writes it in the media type kube-apiserver would answer the client in (discovery.Encode). The
+// error is inprocess.ErrBrokenOff: the proxy's document was broken off, and nothing was written.
+func (a *Adapter) discovery(w http.ResponseWriter, r *http.Request, req *classify.Request) error {
 	answer := negotiate.Answer(r.Header.Values("Accept"), negotiate.Discovery)
 	out := r.Clone(r.Context())
 	out.Header.Del("If-None-Match")
 	negotiate.Narrow(out.Header, negotiate.Discovery) // JSON, which the Adapter reads; encoded last
 	rec, err := record(a.next, out)
 	if err != nil {
-		panic(http.ErrAbortHandler)
+		return err
 	}
-	code, data := rec.status(), rec.body.Bytes()
-	if negotiate.IsJSON(rec.header.Get("Content-Type")) && (code == http.StatusOK || code == http.StatusNotFound) {
+	code, data := rec.Code(), rec.Body.Bytes()
+	if negotiate.IsJSON(rec.Header().Get("Content-Type")) && (code == http.StatusOK || code == http.StatusNotFound) {
 		if augmented, newCode, ok := a.augment(r, req, code, data); ok {
 			if code == http.StatusNotFound {
-				rec.header.Set("Content-Type", "application/json")
+				rec.Header().Set("Content-Type", "application/json")
 			}
 			code, data = newCode, augmented
 		}
 	}
-	if code == http.StatusOK && negotiate.IsJSON(rec.header.Get("Content-Type")) {
+	if code == http.StatusOK && negotiate.IsJSON(rec.Header().Get("Content-Type")) {
 		if etag, ok := discovery.ETag(data); ok {
-			rec.header.Set("ETag", etag)
+			rec.Header().Set("ETag", etag)
 			if discovery.NotModified(r.Header, etag) {
 				for _, h := range []string{"Content-Type", "Content-Length", "Content-Encoding"} {
-					rec.header.Del(h)
+					rec.Header().Del(h)
 				}
-				copyHeader(w, rec.header)
+				copyHeader(w, rec.Header())
 				w.WriteHeader(http.StatusNotModified)
-				return
+				return nil
 			}
 		}
-		encoded, contentType, err := discovery.Encode(data, rec.header.Get("Content-Type"), answer)
+		encoded, contentType, err := discovery.Encode(data, rec.Header().Get("Content-Type"), answer)
 		if err != nil {
 			status.Write(w, apierrors.NewInternalError(err))
-			return
+			return nil
 		}
 		data = encoded
-		rec.header.Set("Content-Type", contentType)
+		rec.Header().Set("Content-Type", contentType)
 	}
-	writeBody(w, rec.header, code, data)
+	writeBody(w, rec.Header(), code, data)
+	return nil
 }
 
 // augment returns the discovery document with the versions the Adapter adds, and false when it leaves
 // the document as it is.
-func (a *Adapter) augment(r *http.Request, req classify.Request, code int, data []byte) ([]byte, int, bool) {
+func (a *Adapter) augment(r *http.Request, req *classify.Request, code int, data []byte) ([]byte, int, bool) {
 	var tm metav1.TypeMeta
 	if code == http.StatusOK && json.Unmarshal(data, &tm) != nil {
 		return nil, 0, false

@@ -23,8 +23,9 @@ const maxJSONPatchOperations = 10000
 // it read. On a conflict it starts over, up to maxPatchAttempts times, unless the patch set
 // metadata.resourceVersion itself (the client's own precondition, whose conflict is the client's). out is
 // the request, already addressed to the backend's version. The update records the change in
-// managedFields as an Update by the client's manager, as a patch does.
-func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
+// managedFields as an Update by the client's manager, as a patch does. The error is
+// inprocess.ErrBrokenOff: an answer of the proxy it needs was broken off, and nothing was written.
+func (x *exchange) patch(w http.ResponseWriter, out *http.Request) error {
 	mediaType, _ := negotiate.MediaType(out.Header.Get("Content-Type"))
 	switch mediaType {
 	case body.JSONPatch, body.MergePatch:
@@ -35,43 +36,43 @@ func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
 				"would corrupt; use %s, an update or a JSON or merge patch, or install the current private CRDs",
 				x.client.Upstream.GroupVersion(), x.client.Upstream.Resource, x.backend.Upstream.Version, x.backend.Upstream.Version,
 				x.client.Upstream.Version, x.backend.Upstream.GroupVersion()), 0, false))
-		return
+		return nil
 	default:
 		// Custom resources take no strategic merge patch; answer as kube-apiserver does.
 		status.Write(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", x.groupResource(), x.req.Name,
 			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
 				body.JSONPatch, body.MergePatch, body.ApplyPatchYAML), 0, false))
-		return
+		return nil
 	}
 	patch, err := body.ReadRequest(out, x.a.maxBody)
 	if err != nil {
 		status.Write(w, err)
-		return
+		return nil
 	}
 	apply, err := patcher(mediaType, patch)
 	if err != nil {
 		status.Write(w, err)
-		return
+		return nil
 	}
 	for attempt := 1; ; attempt++ {
 		current, err := record(x.a.next, x.readRequest(out))
 		if err != nil {
-			panic(http.ErrAbortHandler)
+			return err
 		}
-		if current.status() != http.StatusOK {
+		if current.Code() != http.StatusOK {
 			// The object is missing, or the client may not read it: kube-apiserver's patch would fail so.
-			writeBody(w, current.header, current.status(), current.body.Bytes())
-			return
+			writeBody(w, current.Header(), current.Code(), current.Body.Bytes())
+			return nil
 		}
-		cur, err := x.toClient(current.body.Bytes())
+		cur, err := x.toClient(current.Body.Bytes())
 		if err != nil {
 			status.Write(w, err)
-			return
+			return nil
 		}
 		patched, err := apply(cur)
 		if err != nil {
 			status.Write(w, err)
-			return
+			return nil
 		}
 		precondition := resourceVersion(patched) != resourceVersion(cur)
 		update := out.Clone(out.Context())
@@ -81,14 +82,13 @@ func (x *exchange) patch(w http.ResponseWriter, out *http.Request) {
 		retarget(update, update.URL.Path, q.Encode())
 		result, warnings, err := x.store(update, patched, cur)
 		if err != nil {
-			status.Write(w, err)
-			return
+			return writeError(w, err)
 		}
-		if result.status() == http.StatusConflict && !precondition && attempt < maxPatchAttempts {
+		if result.Code() == http.StatusConflict && !precondition && attempt < maxPatchAttempts {
 			continue
 		}
 		x.answer(w, result, warnings)
-		return
+		return nil
 	}
 }
 

@@ -107,11 +107,11 @@ func (s *served) fetch(req *http.Request) (*apidiscoveryv2.APIGroupDiscoveryList
 	if err != nil {
 		return nil, err
 	}
-	if rec.status() != http.StatusOK {
-		return nil, fmt.Errorf("GET /apis answered %d: %.200s", rec.status(), rec.body.Bytes())
+	if rec.Code() != http.StatusOK {
+		return nil, fmt.Errorf("GET /apis answered %d: %.200s", rec.Code(), rec.Body.Bytes())
 	}
 	l := &apidiscoveryv2.APIGroupDiscoveryList{}
-	if err := json.Unmarshal(rec.body.Bytes(), l); err != nil {
+	if err := json.Unmarshal(rec.Body.Bytes(), l); err != nil {
 		return nil, fmt.Errorf("decoding the aggregated discovery: %w", err)
 	}
 	if l.GroupVersionKind() != apidiscoveryv2.SchemeGroupVersion.WithKind("APIGroupDiscoveryList") {

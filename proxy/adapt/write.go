@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -44,34 +45,33 @@ func (x *exchange) keepsConversionData() bool {
 }
 
 // createOrUpdate serves a create or an update (of the main resource or of status). out is the request,
-// addressed to the backend's version.
-func (x *exchange) createOrUpdate(w http.ResponseWriter, out *http.Request) {
+// addressed to the backend's version. The error is inprocess.ErrBrokenOff: an answer of the proxy it
+// needs was broken off, and nothing was written.
+func (x *exchange) createOrUpdate(w http.ResponseWriter, out *http.Request) error {
 	obj, err := x.readObject(out)
 	if err != nil {
-		status.Write(w, err)
-		return
+		return writeError(w, err)
 	}
 	var current []byte
 	if x.req.Verb == "update" && x.keepsConversionData() {
 		rec, err := record(x.a.next, x.readRequest(out))
 		if err != nil {
-			panic(http.ErrAbortHandler)
+			return err
 		}
-		if rec.status() != http.StatusOK {
-			writeBody(w, rec.header, rec.status(), rec.body.Bytes())
-			return
+		if rec.Code() != http.StatusOK {
+			writeBody(w, rec.Header(), rec.Code(), rec.Body.Bytes())
+			return nil
 		}
-		if current, err = x.toClient(rec.body.Bytes()); err != nil {
-			status.Write(w, err)
-			return
+		if current, err = x.toClient(rec.Body.Bytes()); err != nil {
+			return writeError(w, err)
 		}
 	}
 	rec, warnings, err := x.store(out, obj, current)
 	if err != nil {
-		status.Write(w, err)
-		return
+		return writeError(w, err)
 	}
 	x.answer(w, rec, warnings)
+	return nil
 }
 
 // readObject reads the JSON (or YAML) object of a create or update.
@@ -105,7 +105,8 @@ func (x *exchange) toClient(data []byte) ([]byte, error) {
 // store writes obj (JSON in the client's version) with req (its method and path are the write's), and
 // returns the backend's answer and the warnings for fields the client's Go type lacks. current is the
 // stored object in the client's version, for an update or patch where keepsConversionData (see above).
-func (x *exchange) store(req *http.Request, obj, current []byte) (*recorder, []string, error) {
+// The error is an API status, or inprocess.ErrBrokenOff when the backend's answer was broken off.
+func (x *exchange) store(req *http.Request, obj, current []byte) (*inprocess.Recorder, []string, error) {
 	keep := x.keepsConversionData()
 	statusWrite := x.req.Subresource == "status"
 	var err error
@@ -132,9 +133,9 @@ func (x *exchange) store(req *http.Request, obj, current []byte) (*recorder, []s
 	setBody(req, converted)
 	rec, err := record(x.a.next, req)
 	if err != nil {
-		panic(http.ErrAbortHandler)
+		return nil, nil, err
 	}
-	if keep && statusWrite && rec.status() == http.StatusOK && !req.URL.Query().Has("dryRun") {
+	if keep && statusWrite && rec.Code() == http.StatusOK && !req.URL.Query().Has("dryRun") {
 		rec = x.storeConversionData(req, converted, rec)
 	}
 	return rec, warnings, nil
@@ -143,8 +144,8 @@ func (x *exchange) store(req *http.Request, obj, current []byte) (*recorder, []s
 // storeConversionData sets, after a write of status, the conversion-data annotation that write could not
 // store, with a merge patch of the main resource at the resourceVersion the status write returned. It
 // returns the patch's answer, or written when nothing needs storing or the patch fails (logged).
-func (x *exchange) storeConversionData(req *http.Request, converted []byte, written *recorder) *recorder {
-	want, got := annotation(converted, conversion.DataAnnotation), annotation(written.body.Bytes(), conversion.DataAnnotation)
+func (x *exchange) storeConversionData(req *http.Request, converted []byte, written *inprocess.Recorder) *inprocess.Recorder {
+	want, got := annotation(converted, conversion.DataAnnotation), annotation(written.Body.Bytes(), conversion.DataAnnotation)
 	if want == got {
 		return written
 	}
@@ -153,7 +154,7 @@ func (x *exchange) storeConversionData(req *http.Request, converted []byte, writ
 		value = want
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": resourceVersion(written.body.Bytes()),
+		"resourceVersion": resourceVersion(written.Body.Bytes()),
 		"annotations":     map[string]any{conversion.DataAnnotation: value},
 	}})
 	if err != nil {
@@ -167,30 +168,30 @@ func (x *exchange) storeConversionData(req *http.Request, converted []byte, writ
 	setBody(p, patch)
 	p.Header.Set("Content-Type", body.MergePatch)
 	rec, err := record(x.a.next, p)
-	if err != nil || rec.status() != http.StatusOK {
+	if err != nil || rec.Code() != http.StatusOK {
 		klog.V(loglevel.Unusual).InfoS("Storing the conversion data of a status write failed; the hub-only status fields are not kept",
-			"path", req.URL.Path, "code", rec.status(), "err", err)
+			"path", req.URL.Path, "code", rec.Code(), "err", err)
 		return written
 	}
 	return rec
 }
 
 // answer writes the backend's answer to a write, converted to the client's version, with warnings.
-func (x *exchange) answer(w http.ResponseWriter, rec *recorder, warnings []string) {
+func (x *exchange) answer(w http.ResponseWriter, rec *inprocess.Recorder, warnings []string) {
 	for _, text := range warnings {
 		if h, err := utilnet.NewWarningHeader(299, "-", text); err == nil {
 			w.Header().Add("Warning", h)
 		}
 	}
-	data := rec.body.Bytes()
-	if rec.status() < http.StatusMultipleChoices && negotiate.IsJSON(rec.header.Get("Content-Type")) && len(bytes.TrimSpace(data)) > 0 {
+	data := rec.Body.Bytes()
+	if rec.Code() < http.StatusMultipleChoices && negotiate.IsJSON(rec.Header().Get("Content-Type")) && len(bytes.TrimSpace(data)) > 0 {
 		var err error
 		if data, err = x.objects().Object(data); err != nil {
 			status.Write(w, apierrors.NewInternalError(fmt.Errorf("converting the backend's answer to %s: %w", x.client.Upstream.GroupVersion(), err)))
 			return
 		}
 	}
-	writeBody(w, rec.header, rec.status(), data)
+	writeBody(w, rec.Header(), rec.Code(), data)
 }
 
 // withMember returns obj with its top-level member name taken from from (removed if from lacks it or is

@@ -4,6 +4,9 @@
 //
 // Parsing is k8s.io/apiserver's RequestInfoFactory, the apiserver's own parser, so that the proxy and the
 // backend agree on every verb (list versus get, watch by ?watch= or by /watch/ path, deletecollection).
+//
+// A request is classified once; its classification travels in its context as one read-only value
+// (NewContext, FromContext), as kube-apiserver's RequestInfo does, and every package reads it there.
 package classify
 
 import (
@@ -357,15 +360,19 @@ func isOpenAPI(parts []string) bool {
 	return false
 }
 
-// NewContext returns a copy of ctx carrying req, the classification of the request ctx belongs to.
-func NewContext(ctx context.Context, req Request) context.Context {
+// NewContext returns a copy of ctx carrying req, the classification of the request ctx belongs to: the
+// one value every stage of the proxy reads it from (FromContext), in every package, as kube-apiserver's
+// handlers read its endpoints/request.RequestInfo. req is parsed once and read only: nothing changes it
+// once it is in a context.
+func NewContext(ctx context.Context, req *Request) context.Context {
 	return context.WithValue(ctx, contextKey{}, req)
 }
 
-// FromContext returns the classification NewContext put into ctx.
-func FromContext(ctx context.Context) (Request, bool) {
-	req, ok := ctx.Value(contextKey{}).(Request)
-	return req, ok
+// FromContext returns the classification NewContext put into ctx, to be read only; false if there is
+// none.
+func FromContext(ctx context.Context) (*Request, bool) {
+	req, ok := ctx.Value(contextKey{}).(*Request)
+	return req, ok && req != nil
 }
 
 type contextKey struct{}

@@ -274,9 +274,9 @@ func TestContext(t *testing.T) {
 	if _, ok := FromContext(context.Background()); ok {
 		t.Error("FromContext of an empty context: ok")
 	}
-	want := Request{Class: Mapped, Verb: "get"}
-	if got, ok := FromContext(NewContext(context.Background(), want)); !ok || got.Class != want.Class || got.Verb != want.Verb {
-		t.Errorf("FromContext = %+v, %v", got, ok)
+	want := &Request{Class: Mapped, Verb: "get"}
+	if got, ok := FromContext(NewContext(context.Background(), want)); !ok || got != want {
+		t.Errorf("FromContext = %+v, %v; want the value NewContext was given", got, ok)
 	}
 }
 

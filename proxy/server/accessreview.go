@@ -10,31 +10,30 @@ import (
 // prepareAccessReview decides how an access review (body.IsAccessReview) is sent: as the request it asks
 // about would be. Its namespace is in its body (body.ReviewNamespace): where that namespace is served
 // from the upstream groups (cutover.go), the review goes to the backend as it is, as the requests of the
-// namespace do (exchange.untranslatedRequest); elsewhere it is translated to the private groups as any
-// body. A SelfSubjectRulesReview's answer is first rid of the rules that reach nothing through the proxy
+// namespace do (target.untranslatedRequest); elsewhere it is translated to the private groups as any
+// body: it reports true for the former. A SelfSubjectRulesReview's answer is first rid of the rules that reach nothing through the proxy
 // in that namespace (rulesReviewServed). A review of a namespace whose mode is not known yet (the
-// Namespaces' first list is not in) is answered 503 with Retry-After, as such requests are. It reports
-// false when it answered the request itself (an error).
-func (s *server) prepareAccessReview(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+// Namespaces' first list is not in) is answered 503 with Retry-After, as such requests are. ok is false
+// when it answered the request itself (an error).
+func (s *server) prepareAccessReview(w http.ResponseWriter, r *http.Request, ex *exchange) (upstream, ok bool) {
 	data, err := body.ReadRequest(r, s.maxBody)
 	if err != nil {
 		status.Write(w, err)
-		return false
+		return false, false
 	}
 	body.SetRequest(r, r.Header.Get("Content-Type"), data)
-	upstream := false
 	if namespace := body.ReviewNamespace(r.Header.Get("Content-Type"), data); namespace != "" && s.namespaces != nil {
 		if !s.namespaces.Synced() {
 			s.notSynced(w)
-			return false
+			return false, false
 		}
 		upstream = s.namespaces.current().mode(namespace).mode.Upstream()
 	}
-	ex.untranslatedRequest = ex.untranslatedRequest || upstream
 	if ex.req.Resource == "selfsubjectrulesreviews" {
-		ex.rulesReview = &upstream
+		reviewUpstream := upstream
+		ex.rulesReview = &reviewUpstream
 	}
-	return true
+	return upstream, true
 }
 
 // rulesReviewServed applies body.RulesReviewServed to the backend's answer to a SelfSubjectRulesReview

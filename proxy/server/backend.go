@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 )
 
 // backend is where and how the proxy connects to kube-apiserver.
@@ -84,8 +85,8 @@ type headerTimeout struct {
 }
 
 func (t *headerTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
-	ex := exchangeFrom(req.Context())
-	if t.timeout <= 0 || ex == nil || ex.req.LongRunning {
+	info, ok := classify.FromContext(req.Context())
+	if t.timeout <= 0 || !ok || info.LongRunning {
 		return t.next.RoundTrip(req)
 	}
 	ctx, cancel := context.WithCancelCause(req.Context())

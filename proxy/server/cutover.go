@@ -48,14 +48,16 @@ func retryAfterSeconds(d time.Duration) int {
 //   - Before the namespaces' modes are known (Namespaces.Synced), requests of mapped kinds, and writes
 //     of namespaced built-in kinds (whose references to the upstream groups must stay untranslated in an
 //     upstream namespace), are answered 503 with Retry-After: never served from the wrong groups.
-//   - A namespaced request of a mapped kind goes to the private groups (next), to the upstream groups
-//     as it is (serveUpstream), or, a write of a held namespace, is answered 429 (hold).
-//   - A cluster-wide list or watch of a namespaced mapped kind is next's while no namespace is served
-//     from the upstream groups, and merged from both otherwise (merge.go); a cluster-wide
-//     deletecollection while any namespace is labelled is held.
-//   - A watch is ended with a 410 Expired ERROR event when the mode of a namespace it covers changes
-//     (endWatch), and a watch, exact list or continued list from a resourceVersion before that change
-//     is answered 410 Expired (expired), so that clients relist from the groups now served.
+//   - A write of a held namespace is answered 429 (hold), and so is a cluster-wide deletecollection of a
+//     namespaced mapped kind while any namespace is labelled.
+//   - A watch, exact list or continued list from a resourceVersion before the last mode change of the
+//     namespaces it covers is answered 410 Expired (expired), so that clients relist from the groups now
+//     served.
+//   - Any other request's target is decided (targetOf, with the namespaces' modes): a namespaced request
+//     of a mapped kind goes to the private groups (next) or to the upstream groups as it is
+//     (serveUpstream); a cluster-wide list or watch of a namespaced mapped kind is next's while no
+//     namespace is served from the upstream groups, and merged from both otherwise (merge.go); a watch
+//     is ended with a 410 Expired ERROR event when the mode of a namespace it covers changes (endWatch).
 func (s *server) withServing(next http.Handler) http.Handler {
 	if s.namespaces == nil {
 		return next
@@ -76,77 +78,59 @@ func (s *server) withServing(next http.Handler) http.Handler {
 			return
 		}
 		view := s.namespaces.current()
-		if req.Class == classify.Other {
-			ex.untranslatedRequest = req.Namespace != "" && view.mode(req.Namespace).mode.Upstream()
-			next.ServeHTTP(w, r)
+		if s.guard(w, r, req, view) {
 			return
 		}
-		if !req.Route.Namespaced {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if req.Namespace == "" {
-			s.serveClusterWide(w, r, ex, view, next)
-			return
-		}
-		m := view.mode(req.Namespace)
-		if m.mode.Held() && req.Writes() {
-			s.hold(w, req, m)
-			return
-		}
-		if expired(w, r, req, m.expired) {
-			return
-		}
-		if req.Watch {
-			ex.endWatch = s.namespaces.ended(r.Context(), view, req.Namespace)
-		}
-		if m.mode.Upstream() {
+		t := s.targetOf(r, req, view)
+		ex.target = &t
+		switch {
+		case t.from == mergedGroups && req.Watch:
+			s.serveMergedWatch(w, r, ex, view)
+		case t.from == mergedGroups:
+			s.serveMergedList(w, r, ex, view)
+		case t.from == upstreamGroups && req.Class == classify.Mapped:
 			s.serveUpstream(w, r, ex)
-			return
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
-// serveClusterWide serves a request of a namespaced mapped kind across all namespaces.
-func (s *server) serveClusterWide(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes, next http.Handler) {
-	req := ex.req
-	if req.Writes() {
-		if view.labelled > 0 && req.Verb == "deletecollection" {
-			// It would reach namespaces served from other groups, or held: hold it while any is labelled.
-			s.hold(w, req, nsMode{mode: serving.PrivateHeld})
-			return
+// guard answers (and reports true for) a request of a mapped kind that its namespaces' modes in view
+// do not let through: a write of a held namespace, a cluster-wide deletecollection while any namespace
+// is labelled (it would reach namespaces served from other groups, or held), and a read from before the
+// last mode change of the namespaces it covers (expired).
+func (s *server) guard(w http.ResponseWriter, r *http.Request, req *classify.Request, view *modes) bool {
+	if req.Class != classify.Mapped || !req.Route.Namespaced {
+		return false
+	}
+	if req.Namespace == "" {
+		if req.Writes() {
+			if view.labelled > 0 && req.Verb == "deletecollection" {
+				s.hold(w, req, nsMode{mode: serving.PrivateHeld})
+				return true
+			}
+			return false
 		}
-		next.ServeHTTP(w, r)
-		return
+		return expired(w, r, req, view.expired)
 	}
-	if expired(w, r, req, view.expired) {
-		return
+	m := view.mode(req.Namespace)
+	if m.mode.Held() && req.Writes() {
+		s.hold(w, req, m)
+		return true
 	}
-	if req.Watch {
-		ex.endWatch = s.namespaces.ended(r.Context(), view, "")
-	}
-	if len(view.upstream) == 0 || !req.ListOrWatch() {
-		next.ServeHTTP(w, r)
-		return
-	}
-	if req.Watch {
-		s.serveMergedWatch(w, r, ex, view)
-		return
-	}
-	s.serveMergedList(w, r, ex, view)
+	return expired(w, r, req, m.expired)
 }
 
 // serveUpstream forwards a request of a mapped kind in a namespace served from the upstream groups to
-// the backend as it is: the upstream group's path, query, headers and body, and the backend's answer
-// back as it is. The platform's CRDs of the upstream groups serve it, in the versions they serve (the
-// proxy's in-process conversion of versions is for the private groups only).
+// the backend as it is: the upstream group's path (its target's), query, headers and body, and the
+// backend's answer back as it is. The platform's CRDs of the upstream groups serve it, in the versions
+// they serve (the proxy's in-process conversion of versions is for the private groups only).
 func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	if err := s.bufferBody(r); err != nil {
 		status.Write(w, err)
 		return
 	}
-	ex.backendPath = r.URL.Path
 	ex.respond = func(*http.Response) error { return nil } // endWatch still applies (modifyResponse)
 	s.proxy.ServeHTTP(w, r)
 }
@@ -154,7 +138,7 @@ func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *excha
 // hold answers a write of a held namespace as kube-apiserver answers a request it asks to be retried:
 // 429 TooManyRequests with a Retry-After header and details.retryAfterSeconds
 // (k8s.io/apiserver's responsewriters.ErrorNegotiated), which client-go honours by retrying.
-func (s *server) hold(w http.ResponseWriter, req classify.Request, m nsMode) {
+func (s *server) hold(w http.ResponseWriter, req *classify.Request, m nsMode) {
 	gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
 	s.namespaces.countHeld(gr)
 	what := gr.String()
@@ -193,7 +177,7 @@ func (s *server) unavailable(w http.ResponseWriter, message string) {
 // longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
 // resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
 // asks for data not older than a resourceVersion (or any) is served: what is served now is newer.
-func expired(w http.ResponseWriter, r *http.Request, req classify.Request, since uint64) bool {
+func expired(w http.ResponseWriter, r *http.Request, req *classify.Request, since uint64) bool {
 	if since == 0 {
 		return false
 	}
@@ -262,13 +246,13 @@ func writeWatchError(w http.ResponseWriter, err *apierrors.StatusError) {
 var modeChanged = apierrors.NewResourceExpired("the namespace's serving mode changed: list again")
 
 // endWatch makes a watch's answer end, at an event boundary, with a 410 Expired ERROR event once
-// ex.endWatch is closed: client-go's reflectors then list again, from the groups now served. Watches
-// over a websocket are not ended.
+// its target's ends is closed: client-go's reflectors then list again, from the groups now served.
+// Watches over a websocket are not ended.
 func endWatch(ex *exchange, resp *http.Response) {
-	if ex.endWatch == nil || resp.StatusCode != http.StatusOK || !ex.req.Watch {
+	if ex.target == nil || ex.target.ends == nil || resp.StatusCode != http.StatusOK || !ex.req.Watch {
 		return
 	}
-	resp.Body = newWatchEnder(resp.Body, ex.endWatch, expiredEvent(modeChanged))
+	resp.Body = newWatchEnder(resp.Body, ex.target.ends, expiredEvent(modeChanged))
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 }

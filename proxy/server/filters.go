@@ -16,20 +16,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream" //nolint:staticcheck // k8s.io/streaming, its new home, has no release before Kubernetes 0.36, and the tree must build at CAPI v1.13's pins too
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
-// exchange is what the steps of one request share through its context: the classification, where the
-// request goes, and the response step chosen for it (nil: the response is forwarded as it is).
+// exchange is the proxy's own state of one request, shared by its steps through its context: the
+// classification it refers to, where the request goes (its target), and the response step chosen for it
+// (nil: the response is forwarded as it is).
 type exchange struct {
-	// req is the classification, decided once by withClass and never changed: other packages read the
-	// same value (classify.FromContext).
-	req classify.Request
-	// backendPath is the URL path the request is sent to (rewrite): req.BackendPath, but for a request
-	// served from the upstream groups (serveUpstream, cutover.go: its own path) and one of a
-	// CustomResourceDefinition or APIService named by its upstream name (serveGroupNamed: the private
-	// object's path).
-	backendPath string
+	// req is the classification withClass put into the request's context: the value classify.FromContext
+	// returns, read only, not a copy of it.
+	req *classify.Request
+	// target is where the request goes, decided once (targetOf, route.go) before the dispatch and read
+	// only after it; nil before.
+	target *target
 	// url is the URL of the request classified, which tells it from the requests a handler makes itself.
 	url     *url.URL
 	respond func(*http.Response) error
@@ -45,9 +45,6 @@ type exchange struct {
 	// answer is the media type kube-apiserver would answer a discovery request in (negotiate.Answer):
 	// the proxy asks for JSON and writes the rewritten document in it (discovery.Encode).
 	answer string
-	// untranslatedRequest is set for a request of a built-in kind in a namespace served from the upstream
-	// groups: its query and body go to the backend as they are (cutover.go).
-	untranslatedRequest bool
 	// rulesReview is set for a SelfSubjectRulesReview: whether the namespace it reviews is served from the
 	// upstream groups (accessreview.go).
 	rulesReview *bool
@@ -57,9 +54,6 @@ type exchange struct {
 	// sharedScope, when set, is the scope under which a watch's translations are shared with the other
 	// watches of its resource (translateResponse): it names the resource whose translation they are.
 	sharedScope string
-	// endWatch, when set, ends a watch with 410 Expired once it is cancelled with the cause
-	// errModeChanged (cutover.go); it ends with the request too.
-	endWatch context.Context
 	// watch is a watch's answer once its headers are ready, for the handler to copy (serveWatch).
 	watch *watchCopy
 	// statusUpstream, when set, translates the backend's Status bodies for this request instead of
@@ -75,10 +69,10 @@ func exchangeFrom(ctx context.Context) *exchange {
 	return ex
 }
 
-// withClass classifies a request and puts its exchange, and its classification for other packages
-// (classify.FromContext), into the request's context. A request it has classified already (the same
-// request, passed on by a handler between two withClass) keeps its exchange: each request is classified
-// once.
+// withClass classifies a request and puts its classification (classify.NewContext: the one value every
+// package reads) and its exchange, the proxy's own state of the request, into the request's context. A
+// request it has classified already (the same request, passed on by a handler between two withClass) goes
+// through as it is: each request is classified once.
 func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ex := exchangeFrom(r.Context()); ex != nil && ex.url == r.URL {
@@ -86,8 +80,31 @@ func withClass(c *classify.Classifier, next http.Handler) http.Handler {
 			return
 		}
 		req := c.Classify(r)
-		ctx := context.WithValue(r.Context(), exchangeKey{}, &exchange{req: req, url: r.URL, backendPath: req.BackendPath})
-		next.ServeHTTP(w, r.WithContext(classify.NewContext(ctx, req)))
+		next.ServeHTTP(w, r.WithContext(newExchange(r.Context(), &req, r.URL)))
+	})
+}
+
+// newExchange returns a copy of ctx carrying req (classify.NewContext) and a new exchange of the request
+// of u that refers to it.
+func newExchange(ctx context.Context, req *classify.Request, u *url.URL) context.Context {
+	ex := &exchange{req: req, url: u}
+	return context.WithValue(classify.NewContext(ctx, req), exchangeKey{}, ex)
+}
+
+// withAbort is the outermost stage: it makes every request abortable (inprocess.Abortable) and breaks
+// off the response of one a stage aborted (inprocess.Abort: the Adapter when an answer it converts was
+// broken off, proxyError when the backend reset the request's stream, copyWatch when a watch cannot be
+// copied) once the chain returned, in net/http's documented way, as ReverseProxy does:
+// panic(http.ErrAbortHandler), which resets the client's HTTP/2 stream or closes its HTTP/1.1
+// connection, so that the client never takes a response cut short for a whole one. It is the one place
+// the proxy's own stages break a response off.
+func withAbort(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, aborted := inprocess.Abortable(r)
+		next.ServeHTTP(w, r)
+		if aborted() != nil {
+			panic(http.ErrAbortHandler)
+		}
 	})
 }
 
@@ -128,7 +145,7 @@ func withUnrouted(next http.Handler) http.Handler {
 			status.Write(w, apierrors.NewBadRequest(fmt.Sprintf("the request target %q is not a path", r.RequestURI)))
 			return
 		}
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		if req.Class == classify.Private || req.Class == classify.Unrouted && req.BackendPath == r.URL.Path {
 			status.NotFound(w, r)
 			return
@@ -144,7 +161,7 @@ func withUnrouted(next http.Handler) http.Handler {
 // backend where it forwards them unread.
 func withBodyLimit(limit int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		if r.ContentLength > limit && req.IsResource && !req.LongRunning && req.Writes() {
 			status.Write(w, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)))
 			return
@@ -160,7 +177,7 @@ func withBodyLimit(limit int64, next http.Handler) http.Handler {
 // does the proxy, with every translation and guard of the request's class.
 func withUpgrades(upgrades, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		switch {
 		case req.Class == classify.Upgrade:
 			upgrades.ServeHTTP(w, r)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,20 +35,16 @@ type groupNamed struct {
 func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exchange, g *groupNamed) {
 	req := ex.req
 	names := g.names
-	resource := names.GroupResource().Resource
 	// A Status naming the private object a request by its upstream name reached names it as the client did.
 	ex.statusUpstream = names.Upstream
 	// Answers are translated in JSON only (ServeHTTP narrowed Accept, negotiate.Narrow): a YAML answer
 	// would show the backend's objects as they are.
-	target, privateName := groupnamed.Unmapped, ""
-	// A list or watch selecting metadata.name has req.Name set too (as the apiserver authorizes it); only
-	// a name in the path addresses one object.
-	if req.Name != "" && strings.Contains(r.URL.Path, "/"+resource+"/"+req.Name) {
-		target, privateName = names.Lookup(req.Name)
-	}
+	// A request naming a private object by its upstream name goes to the private object's path (its
+	// target, privateObjectPath).
+	named, privateName := namedObject(r, req, names)
 	var err error
 	switch {
-	case target == groupnamed.Hidden || target == groupnamed.Private:
+	case named == groupnamed.Hidden || named == groupnamed.Private:
 		if req.Verb == "watch" {
 			// A watch of one name by its path (/watch/<resource>/<name>): the apiserver would watch an
 			// object that does not exist, an open stream without events.
@@ -58,12 +53,10 @@ func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exc
 			return
 		}
 		err = s.absent(r, ex, names)
-	case target == groupnamed.Mapped && (req.Verb == "create" || req.Verb == "delete"):
+	case named == groupnamed.Mapped && (req.Verb == "create" || req.Verb == "delete"):
 		err = names.Forbidden(req.Verb, req.Name, groupnamed.GroupOf(req.Name))
-	case target == groupnamed.Mapped:
-		if err = g.mapped(r, ex, privateName); err == nil {
-			ex.backendPath = strings.Replace(r.URL.Path, "/"+resource+"/"+req.Name, "/"+resource+"/"+privateName, 1)
-		}
+	case named == groupnamed.Mapped:
+		err = g.mapped(r, ex, privateName)
 	case req.Verb == "deletecollection":
 		if err = s.deleteCollection(w, r, ex, names); err == nil {
 			return
@@ -72,7 +65,7 @@ func (s *server) serveGroupNamed(w http.ResponseWriter, r *http.Request, ex *exc
 		err = s.collectionRequest(r, ex, names)
 	}
 	if err != nil {
-		if target == groupnamed.Mapped || target == groupnamed.Unmapped && req.Verb != "deletecollection" {
+		if named == groupnamed.Mapped || named == groupnamed.Unmapped && req.Verb != "deletecollection" {
 			// The proxy refuses the request (or could not read the private object it checks it against):
 			// kube-apiserver would have authorized the client first. absent and deleteCollection did.
 			if denied := s.authorize(r, ex, names); denied != nil {
@@ -118,7 +111,7 @@ func (s *server) authorize(r *http.Request, ex *exchange, names *groupnamed.Name
 		header.Set("Content-Type", probeContentType)
 		probe = []byte(probeBody)
 	}
-	resp, data, err := s.backendDo(r, r.Method, ex.backendPath, r.URL.RawQuery, header, probe)
+	resp, data, err := s.backendDo(r, r.Method, ex.req.BackendPath, r.URL.RawQuery, header, probe)
 	if err != nil {
 		return err
 	}
@@ -212,7 +205,7 @@ func (s *server) deleteCollection(w http.ResponseWriter, r *http.Request, ex *ex
 	if err != nil {
 		return err
 	}
-	path := ex.backendPath
+	path := ex.target.backendPath
 	deleteHeader := http.Header{"Accept": {body.JSON}}
 	if deleteOptions != nil {
 		deleteHeader.Set("Content-Type", r.Header.Get("Content-Type"))

@@ -21,7 +21,7 @@ import (
 // (deprecatedRequest) and logs each request at verbosity 3.
 func withMetrics(m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := exchangeFrom(r.Context()).req
+		req, _ := classify.FromContext(r.Context())
 		start := time.Now()
 		done := m.StartRequest(requestLabels(req), req.Watch, req.LongRunning)
 		rec := &statusRecorder{ResponseWriter: w, answered: deprecatedRequest(m, req, r.UserAgent())}
@@ -37,7 +37,7 @@ func withMetrics(m *metrics.Metrics, next http.Handler) http.Handler {
 
 // requestLabels are the metric labels of req: group, resource and subresource only for a mapped
 // resource, from its route, so that their values are bounded by the route table.
-func requestLabels(req classify.Request) metrics.RequestLabels {
+func requestLabels(req *classify.Request) metrics.RequestLabels {
 	l := metrics.RequestLabels{Class: req.Class.String(), Verb: req.Verb}
 	if req.Class == classify.Mapped {
 		l.Group, l.Resource = req.Route.Upstream.Group, req.Route.Upstream.Resource
@@ -59,7 +59,7 @@ func requestLabels(req classify.Request) metrics.RequestLabels {
 // answer 401 is not counted: the request named no one the backend knows (kube-apiserver, too, counts
 // only requests it has authenticated), and the series would otherwise be anyone's to raise who can
 // reach the proxy.
-func deprecatedRequest(m *metrics.Metrics, req classify.Request, userAgent string) func(code int) {
+func deprecatedRequest(m *metrics.Metrics, req *classify.Request, userAgent string) func(code int) {
 	if m == nil || req.Class != classify.Mapped || !req.Route.Deprecated {
 		return nil
 	}
@@ -75,7 +75,7 @@ func deprecatedRequest(m *metrics.Metrics, req classify.Request, userAgent strin
 
 // translationLabels are the group and kind labels of translation metrics: the route's for a mapped
 // resource, empty otherwise.
-func translationLabels(req classify.Request) (group, kind string) {
+func translationLabels(req *classify.Request) (group, kind string) {
 	if req.Class == classify.Mapped {
 		return req.Route.Upstream.Group, req.Route.Kind
 	}
@@ -83,7 +83,7 @@ func translationLabels(req classify.Request) (group, kind string) {
 }
 
 // timeTranslation starts timing one translation of req's; call the returned func when it is done.
-func (s *server) timeTranslation(req classify.Request, direction string) (done func()) {
+func (s *server) timeTranslation(req *classify.Request, direction string) (done func()) {
 	if s.metrics == nil {
 		return func() {}
 	}
@@ -93,7 +93,7 @@ func (s *server) timeTranslation(req classify.Request, direction string) (done f
 }
 
 // timed wraps a translation of response bodies (or stream items) of req's so that each call is timed.
-func (s *server) timed(req classify.Request, translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+func (s *server) timed(req *classify.Request, translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	if s.metrics == nil {
 		return translate
 	}
@@ -104,7 +104,7 @@ func (s *server) timed(req classify.Request, translate func([]byte) ([]byte, err
 }
 
 // timedAppend is timed for a translation that appends to a buffer (stream.Objects.AppendObject).
-func (s *server) timedAppend(req classify.Request, translate func(dst, data []byte) ([]byte, error)) func(dst, data []byte) ([]byte, error) {
+func (s *server) timedAppend(req *classify.Request, translate func(dst, data []byte) ([]byte, error)) func(dst, data []byte) ([]byte, error) {
 	if s.metrics == nil {
 		return translate
 	}
@@ -117,7 +117,7 @@ func (s *server) timedAppend(req classify.Request, translate func(dst, data []by
 // timedAppendItem is timedAppend for a translation that also delimits what it translates
 // (stream.Objects.AppendItem). Only a call that translated is observed: after any other the item is
 // translated again, and observed then, or its translation is not complete yet.
-func (s *server) timedAppendItem(req classify.Request, translate func(dst, data []byte) ([]byte, int, error)) func(dst, data []byte) ([]byte, int, error) {
+func (s *server) timedAppendItem(req *classify.Request, translate func(dst, data []byte) ([]byte, int, error)) func(dst, data []byte) ([]byte, int, error) {
 	if s.metrics == nil {
 		return translate
 	}

@@ -39,13 +39,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -261,24 +261,12 @@ func cloneQuery(q url.Values) url.Values {
 	return out
 }
 
-// part is the answer of one part of a merged list, as the client would have got it.
+// part is the answer of one part of a merged list or watch, as the client would have got it.
 type part struct {
 	code   int
 	header http.Header
-	body   bytes.Buffer
+	body   *bytes.Buffer
 }
-
-func (p *part) Header() http.Header { return p.header }
-func (p *part) WriteHeader(code int) {
-	if p.code == 0 {
-		p.code = code
-	}
-}
-func (p *part) Write(b []byte) (int, error) {
-	p.WriteHeader(http.StatusOK)
-	return p.body.Write(b)
-}
-func (p *part) Flush() {}
 
 // unserved reports whether the answer is kube-apiserver's 404 for a path it does not serve (a resource
 // or version the upstream CRDs do not have), rather than a Status.
@@ -297,16 +285,16 @@ func (p *part) writeTo(w http.ResponseWriter) {
 	_, _ = w.Write(p.body.Bytes())
 }
 
-// record serves one part of a merged list and records its answer.
+// record serves one part of a merged list in process (inprocess.Serve) and records its answer. A part
+// broken off is what it wrote before (a list cut short, which the merge cannot read).
 func (s *server) record(r *http.Request, path string, query url.Values, upstream bool) *part {
-	p := &part{header: http.Header{}}
 	sub, cancel := s.subRequest(r, path, query, upstream)
 	defer cancel()
-	s.servePart(p, sub, upstream)
-	if p.code == 0 {
-		p.code = http.StatusOK
+	rec, err := inprocess.Serve(s.partHandler(upstream), sub)
+	if err != nil {
+		klog.V(loglevel.Unusual).InfoS("A part of a merged list broke off", "path", sub.URL.Path, "err", err)
 	}
-	return p
+	return &part{code: rec.Code(), header: rec.Header(), body: &rec.Body}
 }
 
 // subRequest returns a GET of path and query with r's headers (as the proxy's filters left them: the
@@ -325,25 +313,23 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 	sub.Header.Del("Content-Type")
 	negotiate.Narrow(sub.Header, negotiate.CustomResource)
 	if upstream {
-		ex := &exchange{req: s.classifier.Classify(sub), url: sub.URL, backendPath: path, respond: func(*http.Response) error { return nil }}
-		sub = sub.WithContext(context.WithValue(ctx, exchangeKey{}, ex))
+		req := s.classifier.Classify(sub)
+		sub = sub.WithContext(newExchange(ctx, &req, sub.URL))
+		ex := exchangeFrom(sub.Context())
+		// Its target, as the merge decided it: the backend, as it is, at path.
+		ex.target = &target{backendPath: path, from: upstreamGroups}
+		ex.respond = func(*http.Response) error { return nil }
 	}
 	return sub, func() { stop(); cancel() }
 }
 
-// servePart serves a sub-request: a private part through the proxy's core (translated), an upstream part
-// straight to the backend (as it is). A panic (ReverseProxy aborts a response it cannot copy) is a 503.
-func (s *server) servePart(w http.ResponseWriter, sub *http.Request, upstream bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			klog.V(loglevel.Unusual).InfoS("A part of a merged list or watch broke off", "path", sub.URL.Path, "panic", v)
-		}
-	}()
+// partHandler is what serves a part: a private part the proxy's core (translated), an upstream part
+// the backend (as it is).
+func (s *server) partHandler(upstream bool) http.Handler {
 	if upstream {
-		s.proxy.ServeHTTP(w, sub)
-		return
+		return s.proxy
 	}
-	s.core.ServeHTTP(w, sub)
+	return s.core
 }
 
 // serveMergedWatch serves a cluster-wide watch while namespaces are served from the upstream groups.
@@ -402,8 +388,8 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 		select {
 		case <-ctx.Done():
 			return
-		case <-ex.endWatch.Done():
-			if !errors.Is(context.Cause(ex.endWatch), errModeChanged) {
+		case <-ex.target.ends.Done():
+			if !errors.Is(context.Cause(ex.target.ends), errModeChanged) {
 				return // the request ended
 			}
 			_, _ = w.Write(expiredEvent(modeChanged))
@@ -438,40 +424,32 @@ type watchLine struct {
 // watchPart is one running watch of a merged watch.
 type watchPart struct {
 	part
-	pr     *io.PipeReader
+	// stream is the part's body as it is served (inprocess.Streamed.Body).
+	stream io.ReadCloser
 	cancel context.CancelFunc
-	done   chan struct{}
 }
 
-// startWatch starts one part and waits for its response headers (or its whole answer if it failed).
+// startWatch starts one part in process (inprocess.Start) and waits for its response headers (or its
+// whole answer if it failed).
 func (s *server) startWatch(r *http.Request, path string, query url.Values, upstream bool) *watchPart {
 	sub, cancel := s.subRequest(r, path, query, upstream)
-	pr, pw := io.Pipe()
-	p := &watchPart{part: part{header: http.Header{}}, pr: pr, cancel: cancel, done: make(chan struct{})}
-	started := make(chan struct{})
-	sw := &streamWriter{part: &p.part, pw: pw, started: started}
-	go func() {
-		defer close(p.done)
-		s.servePart(sw, sub, upstream)
-		sw.start()
-		_ = pw.Close()
-	}()
-	<-started
+	st := inprocess.Start(s.partHandler(upstream), sub)
+	p := &watchPart{part: part{code: st.Code, header: st.Header, body: &bytes.Buffer{}}, stream: st.Body, cancel: cancel}
 	if p.code != http.StatusOK {
 		// An error answer: read it whole.
-		_, _ = io.Copy(&p.body, pr)
+		_, _ = io.Copy(p.body, st.Body)
 	}
 	return p
 }
 
 func (p *watchPart) close() {
 	p.cancel()
-	_ = p.pr.Close()
+	_ = p.stream.Close()
 }
 
 // lines sends the part's events to events until it ends.
 func (p *watchPart) lines(ctx context.Context, i int, events chan<- watchLine) {
-	br := bufio.NewReaderSize(p.pr, 64<<10)
+	br := bufio.NewReaderSize(p.stream, 64<<10)
 	for {
 		// Only whole events are passed on: a last line without its newline was cut off.
 		line, err := br.ReadBytes('\n')
@@ -490,27 +468,6 @@ func (p *watchPart) lines(ctx context.Context, i int, events chan<- watchLine) {
 			return
 		}
 	}
-}
-
-// streamWriter is the ResponseWriter of a watch part: its status and headers are recorded (start
-// signals them), its body goes to a pipe.
-type streamWriter struct {
-	*part
-	pw      *io.PipeWriter
-	started chan struct{}
-	once    sync.Once
-}
-
-func (w *streamWriter) start() { w.once.Do(func() { close(w.started) }) }
-
-func (w *streamWriter) WriteHeader(code int) {
-	w.part.WriteHeader(code)
-	w.start()
-}
-
-func (w *streamWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.pw.Write(b)
 }
 
 // initialEnds gathers the initial-events-end BOOKMARKs of the parts of a merged watch and drops the

@@ -39,12 +39,15 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 	if req.IsResource {
 		s.prepareResource(r, ex)
 	}
+	untranslated := ex.target.untranslatedRequest()
 	if req.Verb == "create" && body.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
-		if !s.prepareAccessReview(w, r, ex) {
+		upstream, ok := s.prepareAccessReview(w, r, ex)
+		if !ok {
 			return
 		}
+		untranslated = untranslated || upstream
 	}
-	if ex.untranslatedRequest {
+	if untranslated {
 		// A namespace served from the upstream groups (cutover.go): its references to them stay so.
 		if err := s.bufferBody(r); err != nil {
 			status.Write(w, err)
@@ -197,7 +200,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		out, outType, err = body.PatchToPrivate(contentType, data, paths)
 		if errors.Is(err, body.ErrObjectNeeded) {
 			outType = contentType
-			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, ex.backendPath)); err != nil {
+			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, ex.target.backendPath)); err != nil {
 				// Unreachable: PatchToPrivate parsed the patch.
 				err = apierrors.NewBadRequest(err.Error())
 			}
@@ -277,7 +280,7 @@ func (s *server) bufferBody(r *http.Request) error {
 // with the path as kube-apiserver would), else of the request's route; for anything else (a built-in
 // resource, the scale subresource's autoscaling/v1 Scale) body.RequestPaths. apiVersion and kind are the
 // body's, empty for a patch.
-func (s *server) requestPaths(req classify.Request, apiVersion, kind string) *translate.Node {
+func (s *server) requestPaths(req *classify.Request, apiVersion, kind string) *translate.Node {
 	if req.Class != classify.Mapped || (req.Subresource != "" && req.Subresource != "status") {
 		return body.RequestPaths(schema.GroupResource{Group: req.Group, Resource: req.Resource})
 	}
@@ -287,15 +290,15 @@ func (s *server) requestPaths(req classify.Request, apiVersion, kind string) *tr
 	return req.Route.Paths
 }
 
-// rewrite points the outbound request at the backend, at the request's exchange.backendPath (the private
-// group for a mapped resource). The query is kept as it is; the Host header becomes the backend's;
+// rewrite points the outbound request at the backend, at its target's backendPath (the private group
+// for a mapped resource). The query is kept as it is; the Host header becomes the backend's;
 // client-provided X-Forwarded-* and Forwarded headers were removed by ReverseProxy.
 func (s *server) rewrite(pr *httputil.ProxyRequest) {
 	ex := exchangeFrom(pr.In.Context())
 	out := pr.Out
 	out.URL.Scheme, out.URL.Host = s.backend.Scheme, s.backend.Host
-	if s.backend.Path != "" || ex.backendPath != pr.In.URL.Path {
-		out.URL.Path = joinPath(s.backend.Path, ex.backendPath)
+	if path := ex.target.backendPath; s.backend.Path != "" || path != pr.In.URL.Path {
+		out.URL.Path = joinPath(s.backend.Path, path)
 		out.URL.RawPath = ""
 	}
 	out.Host = ""
@@ -304,7 +307,7 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 // translateQuery translates the query parameters of a resource request that can name a group: the
 // fieldSelector of a list, watch or deletecollection of a resource that selects on a group-carrying
 // field (Events by involvedObject.apiVersion). The error is an API status.
-func translateQuery(r *http.Request, req classify.Request) error {
+func translateQuery(r *http.Request, req *classify.Request) error {
 	if !req.Selects() {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
@@ -413,7 +414,8 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 // ServiceUnavailable when the backend could not be reached or broke off. A backend that reset the
 // request's HTTP/2 stream after it was sent (kube-apiserver does when a handler panics: v1.34 on a
 // protobuf body for a custom resource) has the client's stream reset too, as kube-apiserver would have
-// reset it (http.ErrAbortHandler: net/http resets the stream, or closes an HTTP/1.1 connection).
+// reset it: the response is aborted (inprocess.Abort; withAbort breaks it off, and net/http resets the
+// stream, or closes an HTTP/1.1 connection).
 func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil {
 		klog.V(loglevel.Debug).InfoS("Client went away", "path", r.URL.Path, "err", err)
@@ -422,7 +424,8 @@ func proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	var reset http2.StreamError
 	if errors.As(err, &reset) {
 		klog.V(loglevel.Unusual).InfoS("The backend reset the request's stream; resetting the client's", "path", r.URL.Path, "err", err)
-		panic(http.ErrAbortHandler)
+		inprocess.Abort(r, err)
+		return
 	}
 	var apiErr *apierrors.StatusError
 	if errors.As(err, &apiErr) {

@@ -5,15 +5,20 @@
 // One handler chain, built in New, serves every request; its code is filed by stage:
 //
 //  1. filters (filters.go, instrument.go): classification (package classify), once per request, carried
-//     in the request's context: a mapped resource with its route and the path to send, discovery, an
-//     OpenAPI document, CRDs, APIServices, the conversion webhook, a private group, a genuine upgrade or
-//     anything else;
+//     in the request's context as one read-only value (classify.NewContext; the server's own state of the
+//     request, its exchange, refers to it): a mapped resource with its route and the path to send,
+//     discovery, an OpenAPI document, CRDs, APIServices, the conversion webhook, a private group, a
+//     genuine upgrade or anything else;
 //     then metrics, the authentication mode's header rules, 404 for what no route serves and for the
 //     private groups (which do not exist through the proxy), 413 for oversized bodies, genuine upgrades
 //     passed raw; then, with Options.Namespaces, each namespace served from the groups its serving-mode
 //     label names, writes of held namespaces answered 429, watches ended on mode changes and cluster-wide
 //     lists and watches merged while namespaces are mixed (cutover.go, namespaces.go, merge.go);
+//     where a request goes (its target: the backend path, the groups it is served from, when a watch
+//     ends) is decided once, there or in withTarget (route.go), and only read after;
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
+//     the requests the Adapter and the merged lists and watches make to the proxy itself are served in
+//     process by package internal/inprocess, which returns a response broken off as an error;
 //  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
 //     discovery, CRDs and APIServices, whose objects are named after the groups they register
 //     (groupnamed.go, crd.go, apiservice.go; packages groupnamed, crd, apiservice), and resources; the
@@ -32,6 +37,11 @@
 // trust and forwards the client's Authorization header unchanged; in sidecar mode it uses the pod's own
 // credentials. Either way a client can never do through the proxy what the apiserver would refuse it (or
 // the pod); package auth holds the rules, including those for impersonation and front-proxy headers.
+//
+// A response that cannot be completed once it started (an answer the Adapter converts was broken off,
+// the backend reset the request's stream, a watch cannot be copied) is aborted (inprocess.Abort) and
+// broken off by the outermost stage, withAbort, as net/http documents it (panic(http.ErrAbortHandler)):
+// the client's HTTP/2 stream is reset, its HTTP/1.1 connection closed.
 //
 // Faults: an unreachable backend is answered with 503 at once (connection refused) or after
 // Options.DialTimeout; a backend that sends no response headers within Options.ResponseHeaderTimeout
@@ -324,29 +334,36 @@ func New(o Options) (http.Handler, error) {
 	// request meets them from the last line up. A filter whose option is off returns the chain as it is.
 	// In the order a request meets them (docs/architecture.md draws the same):
 	//
+	//	withAbort              a response a stage aborted (inprocess.Abort) broken off, once the chain
+	//	                       returned
 	//	withAdmission          the admission webhooks, at their own paths (Options.Admission)
 	//	withLoopbackIdentity   a loopback client answered uncompressed (unless Options.GzipLoopback)
-	//	withClass              classified once (package classify); its exchange put into its context
+	//	withClass              classified once (package classify): the classification and its exchange
+	//	                       put into its context
 	//	withMetrics            counted, timed and logged
 	//	auth.WithHeaderPolicy  the authentication mode's header rules
 	//	withUnrouted           404 for the private groups and what no route serves; 400 for a target
 	//	                       that is not a path
 	//	withBodyLimit          413 for a body over Options.MaxRequestBodyBytes
 	//	withUpgrades           genuine upgrades passed raw; other requests' upgrade headers removed
-	//	withServing            each namespace served by its serving mode (Options.Namespaces; cutover.go)
+	//	withServing            each namespace served by its serving mode (Options.Namespaces; cutover.go):
+	//	                       where the request goes decided by it (route.go)
 	//	withAdapter            versions the backend does not serve converted in process (Options.Converter)
 	//	withClass              the requests the Adapter makes itself, which are new requests, classified
 	//	                       (a request classified already goes through)
+	//	withTarget             where a request goes, for one withServing did not decide it for: from
+	//	                       the private groups (route.go)
 	//	s                      the dispatch on the class (ServeHTTP)
 	//
 	// s.core is the chain below withServing: the merged cluster-wide lists and watches send their
 	// private parts to it (merge.go).
 	var handler http.Handler = s
+	handler = s.withTarget(handler)
 	handler = withClass(s.classifier, handler)
 	handler = withAdapter(o.Converter, o.MaxRequestBodyBytes, handler)
 	s.core = handler
 	handler = s.withServing(handler)
-	handler = withUpgrades(s.upgrades, handler)
+	handler = withUpgrades(s.withTarget(s.upgrades), handler)
 	handler = withBodyLimit(s.maxBody, handler)
 	handler = withUnrouted(handler)
 	handler = auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes, handler)
@@ -354,6 +371,7 @@ func New(o Options) (http.Handler, error) {
 	handler = withClass(s.classifier, handler)
 	handler = withLoopbackIdentity(!o.GzipLoopback, handler)
 	handler = withAdmission(o.Admission, handler)
+	handler = withAbort(handler)
 	return handler, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 )
 
@@ -119,9 +120,9 @@ func (s *server) serveWatch(w http.ResponseWriter, r *http.Request, ex *exchange
 }
 
 // copyWatch copies a watch's answer to w, each read written and flushed at once, and closes it. While the
-// answer waits for the backend (idler), it holds no copy buffer. As ReverseProxy does, it ends the
-// response with http.ErrAbortHandler when the client cannot be written to or the backend's body fails
-// (a translated watch ends cleanly instead: watchBody), so that the client's stream is reset rather than
+// answer waits for the backend (idler), it holds no copy buffer. As ReverseProxy does, it breaks the
+// response off (abortCopy) when the client cannot be written to or the backend's body fails (a
+// translated watch ends cleanly instead: watchBody), so that the client's stream is reset rather than
 // ended as if complete.
 func (s *server) copyWatch(w http.ResponseWriter, r *http.Request, c *watchCopy) {
 	defer c.body.Close()
@@ -164,14 +165,12 @@ func (s *server) copyWatch(w http.ResponseWriter, r *http.Request, c *watchCopy)
 	}
 }
 
-// abortCopy ends a response whose body could not be copied, as ReverseProxy does: with
-// http.ErrAbortHandler when it is served by an http.Server (the client's stream is reset), else (a part
-// of a merged watch, served in process) by returning.
+// abortCopy ends a response whose body could not be copied, as ReverseProxy does: it is aborted
+// (inprocess.Abort), so that the client's stream is reset (withAbort), or a part of a merged watch,
+// served in process, ends with an error.
 func abortCopy(r *http.Request, err error) {
 	if r.Context().Err() == nil {
 		klog.V(loglevel.Unusual).InfoS("Copying a watch to the client failed", "path", r.URL.Path, "err", err)
 	}
-	if r.Context().Value(http.ServerContextKey) != nil {
-		panic(http.ErrAbortHandler)
-	}
+	inprocess.Abort(r, err)
 }
