@@ -93,6 +93,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/memrelease"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
@@ -150,7 +151,7 @@ type Options struct {
 	// Namespaces has synced (503). Zero means DefaultHoldRetryAfter.
 	HoldRetryAfter time.Duration
 	// PageOutExecutable makes the proxy, after a burst of watches, also ask the kernel to reclaim the pages
-	// of its executable that the burst touched (pageout.Executable; memory.go).
+	// of its executable that the burst touched (pageout.Executable; package memrelease).
 	PageOutExecutable bool
 	// GzipLoopback gzips answers to clients on a loopback address as to any other: as kube-apiserver, a
 	// translated answer over 128 KiB for a client whose Accept-Encoding names gzip. Unset, such a client
@@ -208,8 +209,8 @@ type server struct {
 	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
 	// the same resource.
 	sharedWatch *stream.Shared
-	// watchMemory returns memory to the OS after a burst of watches (memory.go).
-	watchMemory *watchMemory
+	// watchMemory returns memory to the OS after a burst of watches (package memrelease).
+	watchMemory *memrelease.Watches
 	// crdNamed and apiServices serve the CustomResourceDefinitions and the APIServices (groupnamed.go).
 	crdNamed, apiServices *groupNamed
 }
@@ -283,9 +284,9 @@ func New(o Options) (http.Handler, error) {
 	}
 	s.crdNamed = &groupNamed{names: s.crds.Names, mapped: s.crdRequest}
 	s.apiServices = &groupNamed{names: apiservice.New(o.Routes), mapped: s.apiServiceRequest}
-	s.watchMemory = newWatchMemory(func() {
+	s.watchMemory = memrelease.New(func() {
 		s.sharedWatch.Reset()
-		releaseMemory()
+		memrelease.Release()
 		if o.PageOutExecutable {
 			_, _ = pageout.Executable()
 		}
