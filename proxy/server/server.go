@@ -93,6 +93,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backend"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/memrelease"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
@@ -264,12 +265,12 @@ func New(o Options) (http.Handler, error) {
 	if o.IdentityHeaderPrefixes == nil {
 		o.IdentityHeaderPrefixes = auth.DefaultIdentityHeaderPrefixes
 	}
-	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
+	b, err := backend.New(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{
-		backend:     b.url,
+		backend:     b.URL,
 		classifier:  classify.New(o.Routes),
 		bodies:      body.New(o.Routes),
 		discovery:   discovery.New(o.Routes),
@@ -293,7 +294,7 @@ func New(o Options) (http.Handler, error) {
 	})
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
-		Transport:      &headerTimeout{next: b.transport, timeout: o.ResponseHeaderTimeout},
+		Transport:      &headerTimeout{next: b.Transport, timeout: o.ResponseHeaderTimeout},
 		FlushInterval:  -1,
 		ModifyResponse: modifyResponse,
 		ErrorHandler:   proxyError,
@@ -308,7 +309,7 @@ func New(o Options) (http.Handler, error) {
 	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,
-		Transport:     b.upgradeTransport,
+		Transport:     b.UpgradeTransport,
 		FlushInterval: -1,
 		ErrorHandler:  proxyError,
 		ErrorLog:      klog.NewStandardLogger("WARNING"),
