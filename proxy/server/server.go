@@ -22,9 +22,10 @@
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
 //     kinds and metadata (package negotiate);
-//  5. forward it with httputil.ReverseProxy over client-go's transport, unbuffered (FlushInterval -1);
-//     a watch's body copied by the handler itself, which holds no copy buffer while the watch waits
-//     (watch.go); a watch over a websocket frame by frame (websocket.go);
+//  5. forward it with httputil.ReverseProxy over client-go's transport (package backend), unbuffered
+//     (FlushInterval -1); a watch's body copied by the handler itself, which holds no copy buffer while
+//     the watch waits (watch.go), and memory returned to the OS after a burst of watches (package
+//     memrelease); a watch over a websocket frame by frame (websocket.go, frames of package wsframe);
 //  6. the response stage (response.go): Warning headers, Status bodies, single objects, and lists and
 //     watches streamed object by object (package stream), in JSON or protobuf.
 //
