@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/private"
-	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
+	"github.com/openshift/hypershift-capi-proxy/install/crds"
 )
 
 // CRDs returns the private CRDs (apis/private/crds, as make generate wrote them, embedded in this

@@ -13,7 +13,8 @@
 //     conversion webhook on a TLS listener of its own that WebhookService exposes to the apiserver.
 //
 // The private CRDs come from the generated manifests embedded in package apis/private (CRDs), with
-// their conversion webhook pointed at a Service.
+// their conversion webhook pointed at a Service (by package install/crds, which also installs them on a
+// cluster for the proxy's install-crds command).
 //
 // Every Secret and ConfigMap named here is mounted, never read: the serving certificate Secret holds
 // tls.crt and tls.key (and ca.crt, the CA a sidecar's manager trusts), as a kubernetes.io/tls Secret or

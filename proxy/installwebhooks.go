@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
+	"github.com/openshift/hypershift-capi-proxy/install/crds"
 )
 
 // readWebhookConfigurations decodes every MutatingWebhookConfiguration and ValidatingWebhookConfiguration

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnamed"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -26,7 +26,7 @@ const upstreamView = `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/
 	`{"type":"Other","status":"False","reason":"X","message":"no /apis/cluster.x-k8s.io/v1beta2 in cluster.hypershift.openshift.ioxyz"}]}}`
 
 func TestUpstream(t *testing.T) {
-	n := New(fakeroutes.Table())
+	n := New(routestesting.Table())
 	for _, tc := range []struct{ name, in, want string }{
 		{"a private APIService", privateAPIService, upstreamView},
 		{"a PartialObjectMetadata", `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"v1beta1.cluster.hypershift.openshift.io"}}`,
@@ -63,9 +63,9 @@ func TestUpstream(t *testing.T) {
 
 // TestNew covers which group versions are mapped: the upstream versions a route serves.
 func TestNew(t *testing.T) {
-	routes := fakeroutes.Routes()
+	routes := routestesting.Routes()
 	for i := range routes {
-		if routes[i].Upstream == fakeroutes.MachinesV1beta1 {
+		if routes[i].Upstream == routestesting.MachinesV1beta1 {
 			// As CAPA's v1beta1 kinds: kept for stored objects, not served.
 			routes[i].Unserved = true
 		}
@@ -89,7 +89,7 @@ func TestNew(t *testing.T) {
 // BenchmarkUpstream translates one object of a list of APIServices: a private one (renamed), and one of
 // another group (passed on as it is), as a list or watch of apiservices does item by item.
 func BenchmarkUpstream(b *testing.B) {
-	n := New(fakeroutes.Table())
+	n := New(routestesting.Table())
 	for name, obj := range map[string]string{
 		"private": privateAPIService,
 		"other":   strings.ReplaceAll(privateAPIService, "cluster.hypershift.openshift.io", "apps.example.com"),

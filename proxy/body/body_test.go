@@ -9,8 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -30,7 +30,7 @@ func equalJSON(t *testing.T, got []byte, want string) {
 }
 
 func TestUpstream(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	for _, tc := range []struct{ name, in, want string }{
 		{"routed kind",
 			`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m",` +
@@ -74,7 +74,7 @@ func TestUpstream(t *testing.T) {
 }
 
 func TestUpstreamUntouched(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	// Nothing names a private group: the bytes are returned as they are, even if not valid JSON.
 	for _, in := range []string{
 		`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},  "data":{}}`,
@@ -88,7 +88,7 @@ func TestUpstreamUntouched(t *testing.T) {
 }
 
 func TestUpstreamMalformed(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	for _, in := range []string{
 		`{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine",`,
 		`["cluster.hypershift.openshift.io"]`,
@@ -140,8 +140,8 @@ func TestUnknownFields(t *testing.T) {
 }
 
 func TestPatch(t *testing.T) {
-	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
-	v1beta1, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta1)
+	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
+	v1beta1, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta1)
 	for _, tc := range []struct {
 		name, mediaType string
 		n               *translate.Node
@@ -189,7 +189,7 @@ func TestPatch(t *testing.T) {
 }
 
 func TestPatchNumbersKept(t *testing.T) {
-	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
 	in := `{"apiVersion":"cluster.x-k8s.io/v1beta2","spec":{"big":12345678901234567890,"f":1.0}}`
 	out, err := Patch(translate.ToPrivate, route.Paths, MergePatch, []byte(in))
 	if err != nil {
@@ -201,7 +201,7 @@ func TestPatchNumbersKept(t *testing.T) {
 }
 
 func TestPatchMalformed(t *testing.T) {
-	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
 	for _, tc := range []struct{ name, mediaType, in string }{
 		{"merge patch", MergePatch, `{"apiVersion":"cluster.x-k8s.io/v1beta2"`},
 		{"json patch not an array", JSONPatch, `{"op":"add","path":"/a","value":"cluster.x-k8s.io"}`},
@@ -219,7 +219,7 @@ func TestPatchMalformed(t *testing.T) {
 }
 
 func TestUpstreamKeepsEveryOtherByte(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	for _, tc := range []struct{ name, in, want string }{
 		{"routed kind: order, zero values, null and numbers",
 			`{"kind":"Machine","apiVersion":"cluster.hypershift.openshift.io/v1beta2","metadata":{"name":"m","generation":1},` +
@@ -255,7 +255,7 @@ func TestUpstreamKeepsEveryOtherByte(t *testing.T) {
 }
 
 func TestUpstreamOfListItems(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	// Items of a list of a built-in resource carry no kind: the resource decides.
 	in := `{"metadata":{"name":"e"},"regarding":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine"},"related":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}}`
 	want := `{"metadata":{"name":"e"},"regarding":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine"},"related":{"apiVersion":"cluster.x-k8s.io/v1beta2"}}`
@@ -322,7 +322,7 @@ func TestFieldSelector(t *testing.T) {
 // TestTableCells: printed cells naming a private group (a ResourceQuota's columns) read in upstream terms;
 // other cells, and cells of other types, are left as they are.
 func TestTableCells(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	in := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","rows":[{"cells":["q","count/machines.cluster.hypershift.openshift.io: 0/1",3,null,"xcluster.hypershift.openshift.io"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"q"}}}]}`
 	want := `{"kind":"Table","apiVersion":"meta.k8s.io/v1","rows":[{"cells":["q","count/machines.cluster.x-k8s.io: 0/1",3,null,"xcluster.hypershift.openshift.io"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"q"}}}]}`
 	out, err := tr.Upstream([]byte(in))
@@ -338,8 +338,8 @@ func TestTableCells(t *testing.T) {
 // whitespace, the order of members), and a key is read as decoded; a row that is not an object, or whose
 // object cannot be translated, fails with dst as it was.
 func TestAppendTableRow(t *testing.T) {
-	tr := New(fakeroutes.Table())
-	private, upstream := fakeroutes.PrivateCluster, fakeroutes.Cluster
+	tr := New(routestesting.Table())
+	private, upstream := routestesting.PrivateCluster, routestesting.Cluster
 	object := func(group string) string {
 		return `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","labels":{"` + upstream + `/cluster-name":"c"},` +
 			`"ownerReferences":[{"apiVersion":"` + group + `/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}`
@@ -383,7 +383,7 @@ func FuzzTableRow(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	byMembers := func(row []byte) ([]byte, error) {
 		return jsonx.Members(row, func(key string, raw json.RawMessage) (json.RawMessage, error) {
 			switch {

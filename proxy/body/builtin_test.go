@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -115,7 +115,7 @@ func fieldType(typ reflect.Type, name string) reflect.Type {
 // ResourceQuotas to the private groups (requests) and back (responses, with and without kind), byte for
 // byte.
 func TestBuiltinRulesAndQuotas(t *testing.T) {
-	tr := New(fakeroutes.Table())
+	tr := New(routestesting.Table())
 	for _, tc := range []struct {
 		resource     schema.GroupResource
 		upstream, pv string

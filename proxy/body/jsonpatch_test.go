@@ -7,7 +7,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 // TestResolveJSONPatch: a copy or move between fields that name groups differently is resolved against the
@@ -15,7 +15,7 @@ import (
 // operation for each of the client's, guarded by the object's resourceVersion; where the apiserver would
 // fail, the patch fails there too.
 func TestResolveJSONPatch(t *testing.T) {
-	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
 	const current = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7"},` +
 		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`
 	// owned is current with owners.

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -52,9 +52,9 @@ func ownedConfigMap(name, apiVersion string) *corev1.ConfigMap {
 // kube-apiserver would have sent with the upstream values, and passed through untouched when they name no
 // private group.
 func TestProtobufUpstream(t *testing.T) {
-	tr := New(fakeroutes.Table())
-	private := fakeroutes.PrivateCluster + "/v1beta2"
-	upstream := fakeroutes.Cluster + "/v1beta2"
+	tr := New(routestesting.Table())
+	private := routestesting.PrivateCluster + "/v1beta2"
+	upstream := routestesting.Cluster + "/v1beta2"
 	configMaps := tr.ProtobufUpstreamOf(schema.GroupResource{Resource: "configmaps"})
 
 	t.Run("object", func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestProtobufUpstream(t *testing.T) {
 		list := func(v string) *metav1.PartialObjectMetadataList {
 			return &metav1.PartialObjectMetadataList{Items: []metav1.PartialObjectMetadata{{ObjectMeta: ownedConfigMap("a", v).ObjectMeta}}}
 		}
-		machines := tr.ProtobufUpstreamOf(schema.GroupResource{Group: fakeroutes.PrivateCluster, Resource: "machines"})
+		machines := tr.ProtobufUpstreamOf(schema.GroupResource{Group: routestesting.PrivateCluster, Resource: "machines"})
 		got, err := machines(encodeProtobuf(t, list(private)))
 		if err != nil {
 			t.Fatal(err)
@@ -108,11 +108,11 @@ func TestProtobufUpstream(t *testing.T) {
 			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "r"},
 				Rules: []rbacv1.PolicyRule{{APIGroups: []string{g}, Resources: []string{"machines"}, Verbs: []string{"get"}}}}
 		}
-		got, err := tr.ProtobufUpstreamOf(schema.GroupResource{Group: rbacv1.GroupName, Resource: "roles"})(encodeProtobuf(t, role(fakeroutes.PrivateCluster)))
+		got, err := tr.ProtobufUpstreamOf(schema.GroupResource{Group: rbacv1.GroupName, Resource: "roles"})(encodeProtobuf(t, role(routestesting.PrivateCluster)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := encodeProtobuf(t, role(fakeroutes.Cluster)); !bytes.Equal(got, want) {
+		if want := encodeProtobuf(t, role(routestesting.Cluster)); !bytes.Equal(got, want) {
 			t.Errorf("got\n%q\nwant\n%q", got, want)
 		}
 	})
@@ -121,19 +121,19 @@ func TestProtobufUpstream(t *testing.T) {
 			s := apierrors.NewNotFound(schema.GroupResource{Group: g, Resource: "machines"}, "m").ErrStatus
 			return &s
 		}
-		got, err := configMaps(encodeProtobuf(t, status(fakeroutes.PrivateCluster)))
+		got, err := configMaps(encodeProtobuf(t, status(routestesting.PrivateCluster)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := encodeProtobuf(t, status(fakeroutes.Cluster)); !bytes.Equal(got, want) {
+		if want := encodeProtobuf(t, status(routestesting.Cluster)); !bytes.Equal(got, want) {
 			t.Errorf("got\n%q\nwant\n%q", got, want)
 		}
-		if s := status(fakeroutes.Cluster); s.Code != http.StatusNotFound {
+		if s := status(routestesting.Cluster); s.Code != http.StatusNotFound {
 			t.Fatal(s)
 		}
 	})
 	t.Run("malformed", func(t *testing.T) {
-		if _, err := configMaps([]byte("k8s\x00\x0a\x04" + fakeroutes.PrivateCluster)); err == nil {
+		if _, err := configMaps([]byte("k8s\x00\x0a\x04" + routestesting.PrivateCluster)); err == nil {
 			t.Error("malformed protobuf naming a private group was accepted")
 		}
 	})
@@ -152,7 +152,7 @@ func TestDecodesProtobuf(t *testing.T) {
 		{Group: "apps", Version: "v9", Resource: "deployments"}:                               false,
 		{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "gadgetpolicies"}:    false,
 		{Version: "v1", Resource: "podlists"}:                                                 false,
-		{Group: fakeroutes.PrivateCluster, Version: "v1beta2", Resource: "clusters"}:          false,
+		{Group: routestesting.PrivateCluster, Version: "v1beta2", Resource: "clusters"}:       false,
 		{Group: "metrics.k8s.io", Version: "v1beta1", Resource: "pods"}:                       false,
 		{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}: false,
 	} {
@@ -166,13 +166,13 @@ func TestDecodesProtobuf(t *testing.T) {
 // with a panic; what names no private group is returned as it is, and the translation of an object that
 // decodes decodes.
 func FuzzProtobufUpstream(f *testing.F) {
-	private := fakeroutes.PrivateCluster + "/v1beta2"
+	private := routestesting.PrivateCluster + "/v1beta2"
 	f.Add(encodeProtobuf(f, ownedConfigMap("a", private)))
 	f.Add(encodeProtobuf(f, &corev1.ConfigMapList{Items: []corev1.ConfigMap{*ownedConfigMap("a", private), *ownedConfigMap("b", "v1")}}))
 	f.Add(encodeProtobuf(f, &metav1.PartialObjectMetadataList{Items: []metav1.PartialObjectMetadata{{ObjectMeta: ownedConfigMap("a", private).ObjectMeta}}}))
-	f.Add(encodeProtobuf(f, &rbacv1.Role{Rules: []rbacv1.PolicyRule{{APIGroups: []string{fakeroutes.PrivateCluster}}}}))
-	f.Add([]byte("k8s\x00\x0a\x04" + fakeroutes.PrivateCluster))
-	tr := New(fakeroutes.Table())
+	f.Add(encodeProtobuf(f, &rbacv1.Role{Rules: []rbacv1.PolicyRule{{APIGroups: []string{routestesting.PrivateCluster}}}}))
+	f.Add([]byte("k8s\x00\x0a\x04" + routestesting.PrivateCluster))
+	tr := New(routestesting.Table())
 	upstream := tr.ProtobufUpstreamOf(schema.GroupResource{Resource: "configmaps"})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := upstream(data)

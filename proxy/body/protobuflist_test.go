@@ -16,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 var (
-	fakeMachines   = schema.GroupResource{Group: fakeroutes.PrivateCluster, Resource: "machines"}
+	fakeMachines   = schema.GroupResource{Group: routestesting.PrivateCluster, Resource: "machines"}
 	fakeConfigMaps = schema.GroupResource{Resource: "configmaps"}
 )
 
@@ -59,10 +59,10 @@ func metadataList(n int, apiVersion string) *metav1.PartialObjectMetadataList {
 // TestProtobufUpstreamFrom: read from a stream, every answer is translated into the bytes
 // ProtobufUpstreamOf makes of it whole: lists item by item, anything else whole.
 func TestProtobufUpstreamFrom(t *testing.T) {
-	tr := New(fakeroutes.Table())
-	private := fakeroutes.PrivateCluster + "/v1beta2"
-	upstream := fakeroutes.Cluster + "/v1beta2"
-	status := apierrors.NewNotFound(schema.GroupResource{Group: fakeroutes.PrivateCluster, Resource: "machines"}, "m").ErrStatus
+	tr := New(routestesting.Table())
+	private := routestesting.PrivateCluster + "/v1beta2"
+	upstream := routestesting.Cluster + "/v1beta2"
+	status := apierrors.NewNotFound(schema.GroupResource{Group: routestesting.PrivateCluster, Resource: "machines"}, "m").ErrStatus
 	for _, tc := range []struct {
 		name string
 		gr   schema.GroupResource
@@ -115,8 +115,8 @@ func firstDifference(got, want []byte) string {
 // TestProtobufUpstreamFromTimesEachItem: timed wraps the translation of every item of a list, and
 // nothing else.
 func TestProtobufUpstreamFromTimesEachItem(t *testing.T) {
-	tr := New(fakeroutes.Table())
-	list := metadataList(5, fakeroutes.PrivateCluster+"/v1beta2")
+	tr := New(routestesting.Table())
+	list := metadataList(5, routestesting.PrivateCluster+"/v1beta2")
 	list.Items[2] = metadataList(1, "apps/v1").Items[0] // names no private group: not translated
 	calls := 0
 	r, _, err := tr.ProtobufUpstreamFrom(fakeMachines, bytes.NewReader(encodeProtobuf(t, list)), func(fn func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
@@ -136,8 +136,8 @@ func TestProtobufUpstreamFromTimesEachItem(t *testing.T) {
 // TestProtobufUpstreamFromRefuses: a list cut short anywhere, or whose backend fails, is an error, never
 // a shorter list; the backend's error is the error's cause.
 func TestProtobufUpstreamFromRefuses(t *testing.T) {
-	tr := New(fakeroutes.Table())
-	in := encodeProtobuf(t, metadataList(20, fakeroutes.PrivateCluster+"/v1beta2"))
+	tr := New(routestesting.Table())
+	in := encodeProtobuf(t, metadataList(20, routestesting.PrivateCluster+"/v1beta2"))
 	// The envelope ends with its (empty) content encoding and type, which a decoder does without.
 	trailer := []byte("\x1a\x00\x22\x00")
 	if !bytes.HasSuffix(in, trailer) {
@@ -174,12 +174,12 @@ func TestProtobufUpstreamFromRefuses(t *testing.T) {
 // decoded. (The bytes may differ where the input is not as kube-apiserver encodes: ProtobufUpstreamOf
 // encodes the envelope again, ProtobufUpstreamFrom keeps its fields as they came.)
 func FuzzProtobufUpstreamFrom(f *testing.F) {
-	private := fakeroutes.PrivateCluster + "/v1beta2"
+	private := routestesting.PrivateCluster + "/v1beta2"
 	f.Add(encodeProtobuf(f, metadataList(3, private)))
 	f.Add(encodeProtobuf(f, &corev1.ConfigMapList{Items: []corev1.ConfigMap{*ownedConfigMap("a", private), *ownedConfigMap("b", "v1")}}))
 	f.Add(encodeProtobuf(f, ownedConfigMap("a", private)))
-	f.Add([]byte("k8s\x00\x0a\x04" + fakeroutes.PrivateCluster))
-	tr := New(fakeroutes.Table())
+	f.Add([]byte("k8s\x00\x0a\x04" + routestesting.PrivateCluster))
+	tr := New(routestesting.Table())
 	whole := tr.ProtobufUpstreamOf(fakeMachines)
 	pb := protobuf.NewSerializer(protobufScheme, protobufScheme)
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -56,23 +56,23 @@ func metadataMessage(t testing.TB, meta metav1.ObjectMeta) []byte {
 // TestAppendObjectUpstream: the metadata translated field by field is the typed translation's encoding,
 // byte for byte; label and annotation keys, finalizers and what only looks like a group are kept.
 func TestAppendObjectUpstream(t *testing.T) {
-	private := fakeroutes.PrivateCluster + "/v1beta2"
+	private := routestesting.PrivateCluster + "/v1beta2"
 	long := translate.ToPrivate.APIVersion("infrastructure.cluster.x-k8s.io/v1beta2")
 	for name, meta := range map[string]metav1.ObjectMeta{
 		"every group-carrying field": {
 			Name: "m", Namespace: "ns", UID: "u", ResourceVersion: "7", Generation: 3,
-			Labels: map[string]string{"cluster.x-k8s.io/cluster-name": "c", fakeroutes.PrivateCluster + "/x": private},
+			Labels: map[string]string{"cluster.x-k8s.io/cluster-name": "c", routestesting.PrivateCluster + "/x": private},
 			Annotations: map[string]string{
-				"cluster.x-k8s.io/cloned-from-groupkind": "AWSMachineTemplate." + fakeroutes.PrivateCluster,
+				"cluster.x-k8s.io/cloned-from-groupkind": "AWSMachineTemplate." + routestesting.PrivateCluster,
 				"a":                                      private,
-				"z":                                      "Machine." + fakeroutes.PrivateCluster,
+				"z":                                      "Machine." + routestesting.PrivateCluster,
 			},
 			OwnerReferences: []metav1.OwnerReference{
 				{APIVersion: private, Kind: "MachineSet", Name: "ms", UID: "u1", Controller: ptr(true)},
 				{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "u2"},
 				{APIVersion: long, Kind: "AWSCluster", Name: "a", UID: "u3"},
 			},
-			Finalizers: []string{fakeroutes.PrivateCluster, "machine.cluster.x-k8s.io"},
+			Finalizers: []string{routestesting.PrivateCluster, "machine.cluster.x-k8s.io"},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "capi", Operation: metav1.ManagedFieldsOperationApply, APIVersion: private, FieldsType: "FieldsV1",
 					FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:ownerReferences":{"k:{\"uid\":\"u1\"}":{}}}}`)},
@@ -80,10 +80,10 @@ func TestAppendObjectUpstream(t *testing.T) {
 			},
 		},
 		"an apiVersion growing past a length byte": {
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: fakeroutes.PrivateCluster + "/" + string(bytes.Repeat([]byte("v"), 120)), Name: "o"}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: routestesting.PrivateCluster + "/" + string(bytes.Repeat([]byte("v"), 120)), Name: "o"}},
 		},
 		"only the annotation": {
-			Annotations: map[string]string{"cluster.x-k8s.io/cloned-from-groupkind": "MachineTemplate." + fakeroutes.PrivateCluster},
+			Annotations: map[string]string{"cluster.x-k8s.io/cloned-from-groupkind": "MachineTemplate." + routestesting.PrivateCluster},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -138,9 +138,9 @@ func TestAppendObjectUpstream(t *testing.T) {
 // TestAppendObjectUpstreamAllocates: a PartialObjectMetadata of a list is translated into a buffer of
 // room enough without allocating.
 func TestAppendObjectUpstreamAllocates(t *testing.T) {
-	private := fakeroutes.PrivateCluster + "/v1beta2"
+	private := routestesting.PrivateCluster + "/v1beta2"
 	raw := metadataMessage(t, metav1.ObjectMeta{Name: "m",
-		Annotations:     map[string]string{"cluster.x-k8s.io/cloned-from-groupkind": "MachineTemplate." + fakeroutes.PrivateCluster, "b": "c"},
+		Annotations:     map[string]string{"cluster.x-k8s.io/cloned-from-groupkind": "MachineTemplate." + routestesting.PrivateCluster, "b": "c"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: private, Name: "o"}},
 		ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "m", APIVersion: private}, {Manager: "n", APIVersion: private}}})
 	scratch := make([]byte, 0, 2*len(raw))
@@ -152,7 +152,7 @@ func TestAppendObjectUpstreamAllocates(t *testing.T) {
 // FuzzAppendObjectUpstream holds the field-level translation to the typed one on metadata made of the
 // fuzzer's strings.
 func FuzzAppendObjectUpstream(f *testing.F) {
-	f.Add(fakeroutes.PrivateCluster+"/v1beta2", "Machine."+fakeroutes.PrivateCluster, "cluster.x-k8s.io/cloned-from-groupkind", "v1", "n")
+	f.Add(routestesting.PrivateCluster+"/v1beta2", "Machine."+routestesting.PrivateCluster, "cluster.x-k8s.io/cloned-from-groupkind", "v1", "n")
 	f.Add("v1", "", "", "", "")
 	f.Fuzz(func(t *testing.T, apiVersion, groupKind, annotation, managedAPIVersion, name string) {
 		private := translate.ToPrivate.APIVersion(apiVersion)
@@ -176,9 +176,9 @@ func ptr[T any](v T) *T { return &v }
 // (the metadata in two field-1 occurrences, which a decoder merges; a map entry with its value before its
 // key, or its key twice) decode after the field-level translation to what the typed translation makes.
 func TestAppendObjectUpstreamOddEncodings(t *testing.T) {
-	private := fakeroutes.PrivateCluster + "/v1beta2"
+	private := routestesting.PrivateCluster + "/v1beta2"
 	key := "cluster.x-k8s.io/cloned-from-groupkind"
-	groupKind := "MachineTemplate." + fakeroutes.PrivateCluster
+	groupKind := "MachineTemplate." + routestesting.PrivateCluster
 	bytesField := func(num protowire.Number, v []byte) []byte {
 		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
 	}

@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -33,8 +33,8 @@ func cborOf(t *testing.T, j string) string {
 // rewritten at the group paths only, and forwarded as they are when nothing needs translating or they
 // cannot be parsed.
 func TestObjectToPrivate(t *testing.T) {
-	tr := New(fakeroutes.Table())
-	route, _ := tr.table.ByUpstream(fakeroutes.MachinesV1beta2)
+	tr := New(routestesting.Table())
+	route, _ := tr.table.ByUpstream(routestesting.MachinesV1beta2)
 	pathsOf := func(apiVersion, kind string) (*translate.Node, error) {
 		if r, ok := tr.RouteOf(apiVersion, kind); ok {
 			return r.Paths, nil
@@ -126,7 +126,7 @@ const objectNeeded = -1
 // TestPatchToPrivate: patches are read as the apiserver reads them, keys exactly, and a JSON patch that
 // would store a value in the other group's terms needs the object (ResolveJSONPatch).
 func TestPatchToPrivate(t *testing.T) {
-	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta2)
+	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
 	for _, tc := range []struct {
 		name, contentType, in string
 		want, wantType        string

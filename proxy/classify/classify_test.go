@@ -6,11 +6,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 func TestClassify(t *testing.T) {
-	c := New(fakeroutes.Table())
+	c := New(routestesting.Table())
 	const (
 		machines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines"
 		private  = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/ns/machines"
@@ -127,7 +127,7 @@ func TestToPrivatePath(t *testing.T) {
 }
 
 func TestUncleanPathsIntoMappedGroups(t *testing.T) {
-	c := New(fakeroutes.Table())
+	c := New(routestesting.Table())
 	for target, want := range map[string]Class{
 		"/apis/apps/v1/../../cluster.x-k8s.io/v1beta2/namespaces/ns/machines":                      Unrouted,
 		"/apis/cluster.hypershift.openshift.io/../cluster.x-k8s.io/v1beta2/namespaces/ns/machines": Unrouted,
@@ -145,7 +145,7 @@ func TestUncleanPathsIntoMappedGroups(t *testing.T) {
 // TestUpgrades: only a request kube-apiserver switches protocols for is a genuine upgrade; a watch over a
 // websocket is translated; any other request's upgrade headers change nothing.
 func TestUpgrades(t *testing.T) {
-	c := New(fakeroutes.Table())
+	c := New(routestesting.Table())
 	spdy := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"}}
 	ws := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"}}
 	for _, tc := range []struct {
@@ -234,7 +234,7 @@ func TestUpgrades(t *testing.T) {
 // TestClassesOfTheProxysOwn: OpenAPI documents naming the mapped groups, CRDs, APIServices and the
 // conversion webhook are classes of their own, so that the server dispatches on the class alone.
 func TestClassesOfTheProxysOwn(t *testing.T) {
-	c := New(fakeroutes.Table())
+	c := New(routestesting.Table())
 	for _, tc := range []struct {
 		method, target string
 		want           Class
@@ -283,7 +283,7 @@ func TestContext(t *testing.T) {
 // TestVerbSets pins the verb sets every step of the proxy reads (Request.Writes and the others) to
 // kube-apiserver's verbs, as classified from real requests.
 func TestVerbSets(t *testing.T) {
-	c := New(fakeroutes.Table())
+	c := New(routestesting.Table())
 	const machines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines"
 	for _, tc := range []struct {
 		method, target                                         string

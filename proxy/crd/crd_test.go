@@ -6,7 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 const privateCRD = `{"kind":"CustomResourceDefinition","apiVersion":"apiextensions.k8s.io/v1","metadata":{"name":"machines.cluster.hypershift.openshift.io","uid":"u","labels":{"cluster.x-k8s.io/v1beta2":"v1beta2"}},` +
@@ -18,7 +18,7 @@ const upstreamCRD = `{"kind":"CustomResourceDefinition","apiVersion":"apiextensi
 	`"status":{"acceptedNames":{"plural":"machines","shortNames":["ma"],"kind":"Machine","categories":["cluster-api"]},"storedVersions":["v1beta2"]}}` + "\n"
 
 func TestUpstream(t *testing.T) {
-	n := New(fakeroutes.Table())
+	n := New(routestesting.Table())
 	for _, tc := range []struct{ name, in, want string }{
 		{"a private CRD", privateCRD, upstreamCRD},
 		{"a list item without kind and without shortNames upstream",
@@ -61,7 +61,7 @@ func TestUpstream(t *testing.T) {
 }
 
 func TestWrites(t *testing.T) {
-	n := New(fakeroutes.Table())
+	n := New(routestesting.Table())
 	const name = "machines.cluster.x-k8s.io"
 
 	// A read-modify-write of the upstream view comes back as the private CRD.

@@ -6,13 +6,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 // TestWriteDecoding covers how the checks of patches and updates read their bodies: as the apiserver
 // does, with exact member names and the last of repeated members winning.
 func TestWriteDecoding(t *testing.T) {
-	n := New(fakeroutes.Table())
+	n := New(routestesting.Table())
 	const name = "machines.cluster.x-k8s.io"
 	for _, tc := range []struct {
 		name, mediaType, patch string

@@ -15,7 +15,7 @@ import (
 	endpointsdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"sigs.k8s.io/randfill"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -65,7 +65,7 @@ func TestLegacyGroupList(t *testing.T) {
 			in.Groups[5],
 		},
 	}
-	out, err := New(fakeroutes.Table()).Rewrite(mustJSON(t, in))
+	out, err := New(routestesting.Table()).Rewrite(mustJSON(t, in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestLegacyGroup(t *testing.T) {
 		Versions:         []metav1.GroupVersionForDiscovery{gv("cluster.hypershift.openshift.io", "v1beta2"), gv("cluster.hypershift.openshift.io", "v1beta1")},
 		PreferredVersion: gv("cluster.hypershift.openshift.io", "v1beta2"),
 	}
-	out, err := New(fakeroutes.Table()).Rewrite(mustJSON(t, in))
+	out, err := New(routestesting.Table()).Rewrite(mustJSON(t, in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestLegacyResourceList(t *testing.T) {
 	// The private CRD stores v1beta1: the hash is of the upstream group at v1beta1.
 	want.APIResources[0].StorageVersionHash = StorageVersionHash("cluster.x-k8s.io", "v1beta1", "Machine")
 
-	out, err := New(fakeroutes.Table()).Rewrite(mustJSON(t, in))
+	out, err := New(routestesting.Table()).Rewrite(mustJSON(t, in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func checkV2(t *testing.T, got apidiscoveryv2.APIGroupDiscoveryList) {
 
 func TestAggregatedV2(t *testing.T) {
 	in := v2Input()
-	out, err := New(fakeroutes.Table()).Rewrite(mustJSON(t, in))
+	out, err := New(routestesting.Table()).Rewrite(mustJSON(t, in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestAggregatedV2(t *testing.T) {
 func TestAggregatedV2beta1(t *testing.T) {
 	in := v2ToV2beta1(ptr(v2Input()))
 	in.APIVersion = "apidiscovery.k8s.io/v2beta1"
-	out, err := New(fakeroutes.Table()).Rewrite(mustJSON(t, in))
+	out, err := New(routestesting.Table()).Rewrite(mustJSON(t, in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestV2beta1RoundTrip(t *testing.T) {
 }
 
 func TestRewriteOther(t *testing.T) {
-	rw := New(fakeroutes.Table())
+	rw := New(routestesting.Table())
 	in := []byte(`{"kind":"APIVersions","versions":["v1"]}`)
 	if out, err := rw.Rewrite(in); err != nil || string(out) != string(in) {
 		t.Errorf("Rewrite(APIVersions) = %s, %v; want it unchanged", out, err)
@@ -304,8 +304,8 @@ func TestStorageVersionHash(t *testing.T) {
 		}
 	}
 
-	rw := New(fakeroutes.Table())
-	route, _ := fakeroutes.Table().ByUpstream(fakeroutes.MachinesV1beta1)
+	rw := New(routestesting.Table())
+	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta1)
 	for _, tc := range []struct{ backend, want string }{
 		{"", ""},
 		{StorageVersionHash("cluster.hypershift.openshift.io", "v1beta2", "Machine"), StorageVersionHash("cluster.x-k8s.io", "v1beta2", "Machine")},
@@ -321,7 +321,7 @@ func TestStorageVersionHash(t *testing.T) {
 
 // storageVersion is the storage version of the fake Machine routes.
 func storageVersion(t *testing.T) string {
-	for _, r := range fakeroutes.Table().Routes() {
+	for _, r := range routestesting.Table().Routes() {
 		if r.Kind == "Machine" && r.Storage {
 			return r.Upstream.Version
 		}

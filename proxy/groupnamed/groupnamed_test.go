@@ -19,14 +19,14 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnamed"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 // The two resources whose objects are named after a group, over the fake route table: machines in
 // cluster.x-k8s.io v1beta1 and v1beta2, awsmachines in infrastructure.cluster.x-k8s.io v1beta2.
 var (
-	crds        = crd.New(fakeroutes.Table()).Names
-	apiServices = apiservice.New(fakeroutes.Table())
+	crds        = crd.New(routestesting.Table()).Names
+	apiServices = apiservice.New(routestesting.Table())
 )
 
 func TestLookup(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 )
 
 // TestComponentOf reads the User-Agents the real binaries send: CAPI's managers'
@@ -111,7 +111,7 @@ func TestDeprecatedRequest(t *testing.T) {
 	m.DeprecatedRequest(l, "curl/8.5.0")
 	series := map[string]string{"group": "cluster.x-k8s.io", "version": "v1beta1", "resource": "machines", "subresource": "status", "removed_release": "v1.16"}
 	for component, want := range map[string]float64{"hypershift-operator": 2, "other": 1} {
-		if v := metricstest.Value(t, m.Registry(), "capi_proxy_requested_deprecated_apis_total", metricstest.With(series, "component", component)); v != want {
+		if v := metricstesting.Value(t, m.Registry(), "capi_proxy_requested_deprecated_apis_total", metricstesting.With(series, "component", component)); v != want {
 			t.Errorf("requested_deprecated_apis_total{component=%q} = %v, want %v", component, v, want)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 )
 
 func TestNilRecordsNothing(t *testing.T) {
@@ -25,28 +25,28 @@ func TestRequests(t *testing.T) {
 	m := New()
 	done := m.StartRequest(RequestLabels{Class: "Mapped", Verb: "watch", Group: "cluster.x-k8s.io", Resource: "machines"}, true, true)
 	watches := map[string]string{"group": "cluster.x-k8s.io", "resource": "machines"}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_open_watches", watches); v != 1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_open_watches", watches); v != 1 {
 		t.Errorf("open watches %v, want 1", v)
 	}
 	done(200)
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_open_watches", watches); v != 0 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_open_watches", watches); v != 0 {
 		t.Errorf("open watches %v after the watch, want 0", v)
 	}
 	watch := map[string]string{"class": "Mapped", "verb": "watch", "group": "cluster.x-k8s.io", "resource": "machines", "subresource": ""}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", metricstest.With(watch, "code", "200")); v != 1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_requests_total", metricstesting.With(watch, "code", "200")); v != 1 {
 		t.Errorf("requests %v, want 1", v)
 	}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_request_duration_seconds", watch); v != -1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_request_duration_seconds", watch); v != -1 {
 		t.Errorf("a long-running request's duration was observed")
 	}
 
 	// A made-up method is not a label value.
 	m.StartRequest(RequestLabels{Class: "Other", Verb: "brew"}, false, false)(405)
 	other := map[string]string{"class": "Other", "verb": "other", "group": "", "resource": "", "subresource": ""}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", metricstest.With(other, "code", "405")); v != 1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_requests_total", metricstesting.With(other, "code", "405")); v != 1 {
 		t.Errorf("requests %v, want 1", v)
 	}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_request_duration_seconds", other); v != 1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_request_duration_seconds", other); v != 1 {
 		t.Errorf("request durations %v, want 1", v)
 	}
 }
@@ -65,7 +65,7 @@ func TestTranslationsAndConversions(t *testing.T) {
 		{"capi_proxy_conversion_webhook_requests_total", map[string]string{"kind": "Machine", "desired_api_version": "cluster.x-k8s.io/v1beta1", "code": "200"}},
 		{"capi_proxy_conversion_webhook_duration_seconds", map[string]string{"kind": "Machine", "desired_api_version": "cluster.x-k8s.io/v1beta1"}},
 	} {
-		if v := metricstest.Value(t, m.Registry(), c.name, c.labels); v != 1 {
+		if v := metricstesting.Value(t, m.Registry(), c.name, c.labels); v != 1 {
 			t.Errorf("%s%v = %v, want 1", c.name, c.labels, v)
 		}
 	}

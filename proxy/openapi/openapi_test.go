@@ -9,7 +9,7 @@ import (
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
 func equalJSON(t *testing.T, got []byte, want string) {
@@ -27,7 +27,7 @@ func equalJSON(t *testing.T, got []byte, want string) {
 }
 
 func TestSpecV2(t *testing.T) {
-	rw := New(fakeroutes.Table())
+	rw := New(routestesting.Table())
 	in := `{"swagger":"2.0","paths":{
 		"/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/{namespace}/machines/{name}":{"get":{"operationId":"readClusterHypershiftOpenshiftIoV1beta2NamespacedMachine",
 			"tags":["clusterHypershiftOpenshiftIo_v1beta2"],"responses":{"200":{"schema":{"$ref":"#/definitions/io.openshift.hypershift.cluster.v1beta2.Machine"}}},
@@ -81,7 +81,7 @@ func TestProtobuf(t *testing.T) {
 }
 
 func TestSpecV3(t *testing.T) {
-	rw := New(fakeroutes.Table())
+	rw := New(routestesting.Table())
 	in := `{"openapi":"3.0.0","paths":{"/apis/cluster.hypershift.openshift.io/v1beta1/machines":{"get":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/io.openshift.hypershift.cluster.v1beta1.MachineList"}}}}}}}},
 		"components":{"schemas":{"io.openshift.hypershift.cluster.v1beta1.MachineList":{"x-kubernetes-group-version-kind":[{"group":"cluster.hypershift.openshift.io","kind":"MachineList","version":"v1beta1"}]}}}}`
 	out, err := rw.Spec([]byte(in))
@@ -98,7 +98,7 @@ func TestSpecV3(t *testing.T) {
 }
 
 func TestIndexAndHash(t *testing.T) {
-	rw := New(fakeroutes.Table())
+	rw := New(routestesting.Table())
 	in := `{"paths":{
 		"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=AAA"},
 		"apis/apps/v1":{"serverRelativeURL":"/openapi/v3/apis/apps/v1?hash=BBB"},
@@ -117,7 +117,7 @@ func TestIndexAndHash(t *testing.T) {
 		"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=AAA"},
 		"apis/apps/v1":{"serverRelativeURL":"/openapi/v3/apis/apps/v1?hash=BBB"},
 		"apis/cluster.x-k8s.io/v1beta2":{"serverRelativeURL":"/openapi/v3/apis/cluster.x-k8s.io/v1beta2?hash=`+hash+`"}}}`)
-	if other := New(fakeroutes.Table()); other.Hash("CCC") != hash {
+	if other := New(routestesting.Table()); other.Hash("CCC") != hash {
 		t.Error("Hash is not stable for the same routes")
 	}
 }

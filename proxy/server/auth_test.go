@@ -13,7 +13,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
@@ -54,7 +54,7 @@ func tlsBackend(t *testing.T) (*rest.Config, chan clientIdentity) {
 
 func proxyFor(t *testing.T, cfg *rest.Config, mode auth.Mode) *httptest.Server {
 	t.Helper()
-	h, err := server.New(server.Options{Backend: cfg, Routes: fakeroutes.Table(), AuthMode: mode})
+	h, err := server.New(server.Options{Backend: cfg, Routes: routestesting.Table(), AuthMode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}

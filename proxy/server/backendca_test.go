@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
@@ -59,7 +59,7 @@ func TestBackendCAReloaded(t *testing.T) {
 	h, err := server.New(server.Options{
 		Backend:   &rest.Config{Host: backend.URL, TLSClientConfig: rest.TLSClientConfig{CAData: bundles[1][:0:0]}},
 		BackendCA: ca,
-		Routes:    fakeroutes.Table(),
+		Routes:    routestesting.Table(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
@@ -245,7 +245,7 @@ func TestLoopbackIdentity(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big","annotations":{"p":%q}}}`, padding)
 	})
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table()})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
@@ -28,7 +28,7 @@ func newCutoverProxy(t *testing.T, backendURL string, ns *server.Namespaces) *ht
 	t.Helper()
 	h, err := server.New(server.Options{
 		Backend:    &rest.Config{Host: backendURL},
-		Routes:     fakeroutes.Table(),
+		Routes:     routestesting.Table(),
 		Namespaces: ns,
 	})
 	if err != nil {
@@ -678,7 +678,7 @@ func BenchmarkUnlabelled(b *testing.B) {
 	defer fake.Close()
 	for _, follow := range []bool{false, true} {
 		b.Run(fmt.Sprintf("follow=%v", follow), func(b *testing.B) {
-			o := server.Options{Backend: &rest.Config{Host: fake.URL}, Routes: fakeroutes.Table()}
+			o := server.Options{Backend: &rest.Config{Host: fake.URL}, Routes: routestesting.Table()}
 			if follow {
 				o.Namespaces = server.NewNamespaces(nil)
 				o.Namespaces.MarkSynced()

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
@@ -33,7 +33,7 @@ func TestResponseHeaderTimeout(t *testing.T) {
 		}
 		<-r.Context().Done() // never answers
 	})
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), ResponseHeaderTimeout: 200 * time.Millisecond})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), ResponseHeaderTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestResponseHeaderTimeout(t *testing.T) {
 
 func TestDeclaredBodyTooLarge(t *testing.T) {
 	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) })
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), MaxRequestBodyBytes: 10})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), MaxRequestBodyBytes: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestBackendStreamResetIsPassedOn(t *testing.T) {
 	t.Cleanup(backend.Close)
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw})
 	h, err := server.New(server.Options{Backend: &rest.Config{Host: backend.URL, TLSClientConfig: rest.TLSClientConfig{CAData: caPEM}},
-		Routes: fakeroutes.Table()})
+		Routes: routestesting.Table()})
 	if err != nil {
 		t.Fatal(err)
 	}

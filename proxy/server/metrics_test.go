@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -38,7 +38,7 @@ func TestMetrics(t *testing.T) {
 		}
 	})
 	m := metrics.New()
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestMetrics(t *testing.T) {
 	machines := map[string]string{"class": "Mapped", "group": "cluster.x-k8s.io", "resource": "machines", "subresource": ""}
 	value := func(name string, labels map[string]string) float64 {
 		t.Helper()
-		return metricstest.Value(t, reg, name, labels)
+		return metricstesting.Value(t, reg, name, labels)
 	}
 
 	do(t, "GET", p.URL+upstreamMachines+"/m1", "", nil)
@@ -59,18 +59,18 @@ func TestMetrics(t *testing.T) {
 	do(t, "POST", p.URL+upstreamMachines, "k8s\x00cluster.x-k8s.io/v1beta2", http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf"}})
 	do(t, "GET", p.URL+upstreamMachines+"/broken", "", nil)
 
-	get := metricstest.With(machines, "verb", "get")
+	get := metricstesting.With(machines, "verb", "get")
 	for _, c := range []struct {
 		name   string
 		labels map[string]string
 		want   float64
 	}{
-		{"capi_proxy_requests_total", metricstest.With(get, "code", "200"), 1},
-		{"capi_proxy_requests_total", metricstest.With(metricstest.With(get, "subresource", "status"), "code", "200"), 1},
+		{"capi_proxy_requests_total", metricstesting.With(get, "code", "200"), 1},
+		{"capi_proxy_requests_total", metricstesting.With(metricstesting.With(get, "subresource", "status"), "code", "200"), 1},
 		{"capi_proxy_requests_total", map[string]string{"class": "Unrouted", "verb": "get", "group": "", "resource": "", "subresource": "", "code": "404"}, 1},
 		{"capi_proxy_requests_total", map[string]string{"class": "Other", "verb": "get", "group": "", "resource": "", "subresource": "", "code": "200"}, 1},
-		{"capi_proxy_requests_total", metricstest.With(metricstest.With(machines, "verb", "create"), "code", "415"), 1},
-		{"capi_proxy_requests_total", metricstest.With(get, "code", "500"), 1},
+		{"capi_proxy_requests_total", metricstesting.With(metricstesting.With(machines, "verb", "create"), "code", "415"), 1},
+		{"capi_proxy_requests_total", metricstesting.With(get, "code", "500"), 1},
 		{"capi_proxy_request_duration_seconds", get, 2},
 		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "request", "reason": "UnsupportedMediaType"}, 1},
 		{"capi_proxy_translation_errors_total", map[string]string{"group": "cluster.x-k8s.io", "kind": "Machine", "direction": "response", "reason": "InternalError"}, 1},
@@ -99,7 +99,7 @@ func TestMetrics(t *testing.T) {
 	if got := value("capi_proxy_open_watches", open); got != 0 {
 		t.Errorf("open watches %v after the watch, want 0", got)
 	}
-	if got := value("capi_proxy_requests_total", metricstest.With(metricstest.With(machines, "verb", "watch"), "code", "200")); got != 1 {
+	if got := value("capi_proxy_requests_total", metricstesting.With(metricstesting.With(machines, "verb", "watch"), "code", "200")); got != 1 {
 		t.Errorf("watch requests %v, want 1", got)
 	}
 }
@@ -138,7 +138,7 @@ func TestWebhookInTheChain(t *testing.T) {
 	}
 	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
 	m := metrics.New()
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m, Converter: conv})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m, Converter: conv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestWebhookInTheChain(t *testing.T) {
 		t.Fatalf("POST /convert: %d %s", resp.StatusCode, data)
 	}
 	labels := map[string]string{"class": "Webhook", "verb": "post", "group": "", "resource": "", "subresource": "", "code": "400"}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", labels); v != 1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_requests_total", labels); v != 1 {
 		t.Errorf("requests_total%v = %v, want 1", labels, v)
 	}
 
@@ -178,7 +178,7 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		})
 	}
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: metrics.New(),
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: metrics.New(),
 		Converter: conv, Webhook: deadlines("conversion"), Admission: deadlines("admission")})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 	}
 }
 
-// TestDeprecatedRequests: every request of a deprecated version (fakeroutes' Machine v1beta1) counts in
+// TestDeprecatedRequests: every request of a deprecated version (routestesting's Machine v1beta1) counts in
 // requested_deprecated_apis_total, whatever its verb and however it is answered but 401, by the component
 // its User-Agent names; a watch counts as soon as it is answered, while it is still open. Requests of
 // v1beta2 never count.
@@ -228,7 +228,7 @@ func TestDeprecatedRequests(t *testing.T) {
 		}
 	})
 	m := metrics.New()
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,16 +263,16 @@ func TestDeprecatedRequests(t *testing.T) {
 		"removed_release": "v1.16", "component": "hypershift-operator"}
 	value := func(labels map[string]string) float64 {
 		t.Helper()
-		return metricstest.Value(t, m.Registry(), "capi_proxy_requested_deprecated_apis_total", labels)
+		return metricstesting.Value(t, m.Registry(), "capi_proxy_requested_deprecated_apis_total", labels)
 	}
 	// get, list, create, patch, delete and the forbidden get; not the 401.
 	if v := value(series); v != 6 {
 		t.Errorf("%v = %v, want 6", series, v)
 	}
-	if v := value(metricstest.With(series, "subresource", "status")); v != 1 {
+	if v := value(metricstesting.With(series, "subresource", "status")); v != 1 {
 		t.Errorf("the status update: %v, want 1", v)
 	}
-	if v := value(metricstest.With(series, "component", "kubectl")); v != 1 {
+	if v := value(metricstesting.With(series, "component", "kubectl")); v != 1 {
 		t.Errorf("kubectl's get: %v, want 1", v)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backend"
 )
 
 // readyTimeout bounds one readiness probe of the backend.
@@ -25,12 +26,12 @@ func BackendReady(o Options) (func(*http.Request) error, error) {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
 	}
-	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
+	b, err := backend.New(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
 	if err != nil {
 		return nil, err
 	}
-	client := &http.Client{Transport: b.transport}
-	url := joinPath(b.url.String(), "/readyz")
+	client := &http.Client{Transport: b.Transport}
+	url := joinPath(b.URL.String(), "/readyz")
 	return func(r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()

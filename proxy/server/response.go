@@ -169,11 +169,11 @@ func (s *server) watchStream(ex *exchange, resp *http.Response, newReader func(i
 	src := resp.Body
 	in := &sourceReader{r: src}
 	r := newReader(in)
-	s.watchMemory.started()
+	s.watchMemory.Started()
 	var once sync.Once
 	end := func() {
 		once.Do(func() {
-			s.watchMemory.ended()
+			s.watchMemory.Ended()
 			err := r.Err()
 			switch {
 			case err == nil:

@@ -27,9 +27,10 @@
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
 //     kinds and metadata (package negotiate);
-//  5. forward it with httputil.ReverseProxy over client-go's transport, unbuffered (FlushInterval -1);
-//     a watch's body copied by the handler itself, which holds no copy buffer while the watch waits
-//     (watch.go); a watch over a websocket frame by frame (websocket.go);
+//  5. forward it with httputil.ReverseProxy over client-go's transport (package backend), unbuffered
+//     (FlushInterval -1); a watch's body copied by the handler itself, which holds no copy buffer while
+//     the watch waits (watch.go), and memory returned to the OS after a burst of watches (package
+//     memrelease); a watch over a websocket frame by frame (websocket.go, frames of package wsframe);
 //  6. the response stage (response.go): Warning headers, Status bodies, single objects, and lists and
 //     watches streamed object by object (package stream), in JSON or protobuf.
 //
@@ -103,6 +104,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backend"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/memrelease"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
@@ -160,7 +163,7 @@ type Options struct {
 	// Namespaces has synced (503). Zero means DefaultHoldRetryAfter.
 	HoldRetryAfter time.Duration
 	// PageOutExecutable makes the proxy, after a burst of watches, also ask the kernel to reclaim the pages
-	// of its executable that the burst touched (pageout.Executable; memory.go).
+	// of its executable that the burst touched (pageout.Executable; package memrelease).
 	PageOutExecutable bool
 	// GzipLoopback gzips answers to clients on a loopback address as to any other: as kube-apiserver, a
 	// translated answer over 128 KiB for a client whose Accept-Encoding names gzip. Unset, such a client
@@ -218,8 +221,8 @@ type server struct {
 	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
 	// the same resource.
 	sharedWatch *stream.Shared
-	// watchMemory returns memory to the OS after a burst of watches (memory.go).
-	watchMemory *watchMemory
+	// watchMemory returns memory to the OS after a burst of watches (package memrelease).
+	watchMemory *memrelease.Watches
 	// crdNamed and apiServices serve the CustomResourceDefinitions and the APIServices (groupnamed.go).
 	crdNamed, apiServices *groupNamed
 }
@@ -273,12 +276,12 @@ func New(o Options) (http.Handler, error) {
 	if o.IdentityHeaderPrefixes == nil {
 		o.IdentityHeaderPrefixes = auth.DefaultIdentityHeaderPrefixes
 	}
-	b, err := newBackend(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
+	b, err := backend.New(o.Backend, o.AuthMode, o.DialTimeout, o.BackendCA)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{
-		backend:     b.url,
+		backend:     b.URL,
 		classifier:  classify.New(o.Routes),
 		bodies:      body.New(o.Routes),
 		discovery:   discovery.New(o.Routes),
@@ -293,16 +296,16 @@ func New(o Options) (http.Handler, error) {
 	}
 	s.crdNamed = &groupNamed{names: s.crds.Names, mapped: s.crdRequest}
 	s.apiServices = &groupNamed{names: apiservice.New(o.Routes), mapped: s.apiServiceRequest}
-	s.watchMemory = newWatchMemory(func() {
+	s.watchMemory = memrelease.New(func() {
 		s.sharedWatch.Reset()
-		releaseMemory()
+		memrelease.Release()
 		if o.PageOutExecutable {
 			_, _ = pageout.Executable()
 		}
 	})
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
-		Transport:      &headerTimeout{next: b.transport, timeout: o.ResponseHeaderTimeout},
+		Transport:      &headerTimeout{next: b.Transport, timeout: o.ResponseHeaderTimeout},
 		FlushInterval:  -1,
 		ModifyResponse: modifyResponse,
 		ErrorHandler:   proxyError,
@@ -317,7 +320,7 @@ func New(o Options) (http.Handler, error) {
 	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,
-		Transport:     b.upgradeTransport,
+		Transport:     b.UpgradeTransport,
 		FlushInterval: -1,
 		ErrorHandler:  proxyError,
 		ErrorLog:      klog.NewStandardLogger("WARNING"),

@@ -27,7 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
@@ -84,7 +84,7 @@ func newProxy(t *testing.T, backendURL string) *httptest.Server {
 	t.Helper()
 	h, err := server.New(server.Options{
 		Backend:      &rest.Config{Host: backendURL, BearerToken: "proxy-own-token", Username: "u", Password: "p"},
-		Routes:       fakeroutes.Table(),
+		Routes:       routestesting.Table(),
 		GzipLoopback: true,
 	})
 	if err != nil {
@@ -480,7 +480,7 @@ func TestMalformedRequests(t *testing.T) {
 
 func TestBodyTooLarge(t *testing.T) {
 	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), MaxRequestBodyBytes: 10})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), MaxRequestBodyBytes: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestBackendDown(t *testing.T) {
 
 func TestBackendDialTimeout(t *testing.T) {
 	// 192.0.2.0/24 (TEST-NET-1) is never routed: the dial hangs until the timeout.
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: "http://192.0.2.1:6443"}, Routes: fakeroutes.Table(), DialTimeout: 300 * time.Millisecond})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: "http://192.0.2.1:6443"}, Routes: routestesting.Table(), DialTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

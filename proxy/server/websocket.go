@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/wsframe"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
@@ -44,20 +44,6 @@ import (
 // objects of up to 1.5 MiB by default), so that a broken backend cannot make the proxy hold unbounded
 // memory.
 const maxWebSocketMessage = 64 << 20
-
-// The websocket opcodes (RFC 6455 section 5.2).
-const (
-	opContinuation = 0x0
-	opText         = 0x1
-	opBinary       = 0x2
-	opClose        = 0x8
-	opPing         = 0x9
-	opPong         = 0xA
-)
-
-// closeNormal is the payload of a close frame with status 1000 (normal closure) and no reason, as
-// x/net/websocket's Conn.Close sends it.
-var closeNormal = []byte{0x03, 0xE8}
 
 // translateWebSocket translates the 101 Switching Protocols answer to a watch over a websocket, in place:
 // its body, the upgraded backend connection, is replaced by one that translates every message the backend
@@ -127,8 +113,8 @@ func (w *webSocketWatch) Read(p []byte) (int, error) {
 
 // next reads one frame from the backend and puts what the client gets for it into out.
 func (w *webSocketWatch) next() {
-	fin, op, payload, err := readFrame(w.in)
-	var protoErr *frameError
+	fin, op, payload, err := wsframe.Read(w.in, maxWebSocketMessage)
+	var protoErr *wsframe.Error
 	switch {
 	case errors.As(err, &protoErr):
 		w.fail(err)
@@ -139,20 +125,20 @@ func (w *webSocketWatch) next() {
 		return
 	}
 	switch op {
-	case opClose:
-		writeFrame(&w.out, opClose, payload)
+	case wsframe.OpClose:
+		wsframe.Write(&w.out, wsframe.OpClose, payload)
 		w.closed = true
 		return
-	case opPing, opPong:
-		writeFrame(&w.out, op, payload)
+	case wsframe.OpPing, wsframe.OpPong:
+		wsframe.Write(&w.out, op, payload)
 		return
-	case opText, opBinary:
+	case wsframe.OpText, wsframe.OpBinary:
 		if w.messageOp != 0 {
 			w.fail(errors.New("a new websocket message began before the last one ended"))
 			return
 		}
 		w.messageOp, w.message = op, payload
-	case opContinuation:
+	case wsframe.OpContinuation:
 		if w.messageOp == 0 {
 			w.fail(errors.New("a websocket continuation frame without a message"))
 			return
@@ -171,7 +157,7 @@ func (w *webSocketWatch) next() {
 	}
 	op, message := w.messageOp, w.message
 	w.messageOp, w.message = 0, nil
-	if op == opBinary {
+	if op == wsframe.OpBinary {
 		w.fail(errors.New("a binary websocket message (protobuf or CBOR), which cannot be translated"))
 		return
 	}
@@ -182,92 +168,19 @@ func (w *webSocketWatch) next() {
 	case err != nil:
 		w.fail(fmt.Errorf("watch event: %w", err))
 	case out != nil:
-		writeFrame(&w.out, opText, append(out, message[len(event):]...))
+		wsframe.Write(&w.out, wsframe.OpText, append(out, message[len(event):]...))
 	}
 }
 
 // fail ends the watch with an ERROR event for err and a normal close.
 func (w *webSocketWatch) fail(err error) {
 	w.failed(err)
-	writeFrame(&w.out, opText, append(stream.ErrorEvent(err), '\n'))
+	wsframe.Write(&w.out, wsframe.OpText, append(stream.ErrorEvent(err), '\n'))
 	w.end()
 }
 
 // end ends the watch with a normal close.
 func (w *webSocketWatch) end() {
-	writeFrame(&w.out, opClose, closeNormal)
+	wsframe.Write(&w.out, wsframe.OpClose, wsframe.CloseNormal)
 	w.closed = true
-}
-
-// frameError is a frame that breaks RFC 6455 or that the proxy cannot take, as opposed to a connection
-// that failed.
-type frameError struct{ msg string }
-
-func (e *frameError) Error() string { return "websocket frame from the backend: " + e.msg }
-
-// readFrame reads one frame a server sends (RFC 6455 section 5.2: unmasked, no extension negotiated, so
-// no reserved bit set) and returns its FIN bit, opcode and payload. A control frame must be whole and at
-// most 125 bytes long.
-func readFrame(r *bufio.Reader) (fin bool, op byte, payload []byte, err error) {
-	var head [2]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return false, 0, nil, err
-	}
-	fin, op = head[0]&0x80 != 0, head[0]&0x0F
-	if head[0]&0x70 != 0 {
-		return false, 0, nil, &frameError{"reserved bits set"}
-	}
-	if head[1]&0x80 != 0 {
-		return false, 0, nil, &frameError{"masked"}
-	}
-	n := uint64(head[1] & 0x7F)
-	switch n {
-	case 126:
-		var ext [2]byte
-		if _, err := io.ReadFull(r, ext[:]); err != nil {
-			return false, 0, nil, noEOF(err)
-		}
-		n = uint64(binary.BigEndian.Uint16(ext[:]))
-	case 127:
-		var ext [8]byte
-		if _, err := io.ReadFull(r, ext[:]); err != nil {
-			return false, 0, nil, noEOF(err)
-		}
-		n = binary.BigEndian.Uint64(ext[:])
-	}
-	if op >= opClose && (!fin || n > 125) {
-		return false, 0, nil, &frameError{"a fragmented or long control frame"}
-	}
-	if n > maxWebSocketMessage {
-		return false, 0, nil, &frameError{fmt.Sprintf("a frame of %d bytes, more than %d", n, maxWebSocketMessage)}
-	}
-	payload = make([]byte, n)
-	if _, err := io.ReadFull(r, payload); err != nil {
-		return false, 0, nil, noEOF(err)
-	}
-	return fin, op, payload, nil
-}
-
-// noEOF turns io.EOF in the middle of a frame into io.ErrUnexpectedEOF.
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// writeFrame appends one whole, unmasked frame, as a server sends it (RFC 6455 section 5.2).
-func writeFrame(b *bytes.Buffer, op byte, payload []byte) {
-	b.WriteByte(0x80 | op)
-	switch n := len(payload); {
-	case n < 126:
-		b.WriteByte(byte(n))
-	case n <= 0xFFFF:
-		b.WriteByte(126)
-		b.Write(binary.BigEndian.AppendUint16(nil, uint16(n)))
-	default:
-		b.WriteByte(127)
-		b.Write(binary.BigEndian.AppendUint64(nil, uint64(n)))
-	}
-	b.Write(payload)
 }

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/fakeroutes"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
@@ -318,7 +318,7 @@ func TestUpgradeHeadersOfOrdinaryRequests(t *testing.T) {
 func TestWebSocketWatchMetrics(t *testing.T) {
 	b := newBackend(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateMachine+`}`))
 	m := metrics.New()
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: fakeroutes.Table(), Metrics: m})
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,16 +333,16 @@ func TestWebSocketWatchMetrics(t *testing.T) {
 
 	ws := dialWatch(t, p.URL, upstreamMachines+"?watch=true", nil)
 	receive(t, ws)
-	if got := metricstest.Value(t, m.Registry(), "capi_proxy_open_watches", open); got != 1 {
+	if got := metricstesting.Value(t, m.Registry(), "capi_proxy_open_watches", open); got != 1 {
 		t.Errorf("open watches %v during the watch, want 1", got)
 	}
 	ws.Close()
 	<-served
-	if got := metricstest.Value(t, m.Registry(), "capi_proxy_open_watches", open); got != 0 {
+	if got := metricstesting.Value(t, m.Registry(), "capi_proxy_open_watches", open); got != 0 {
 		t.Errorf("open watches %v after the watch, want 0", got)
 	}
 	labels := map[string]string{"class": "Mapped", "verb": "watch", "group": "cluster.x-k8s.io", "resource": "machines", "subresource": "", "code": "101"}
-	if got := metricstest.Value(t, m.Registry(), "capi_proxy_requests_total", labels); got != 1 {
+	if got := metricstesting.Value(t, m.Registry(), "capi_proxy_requests_total", labels); got != 1 {
 		t.Errorf("requests %v %v, want 1", labels, got)
 	}
 }

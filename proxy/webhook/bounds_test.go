@@ -21,7 +21,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -250,11 +250,11 @@ func TestReviewMetricsAndGauges(t *testing.T) {
 		t.Errorf("a review over the budget: %d", code)
 	}
 	for name, want := range map[string]float64{"capi_proxy_webhook_held_bytes": 0, "capi_proxy_webhook_active_requests": 0} {
-		if got := metricstest.Value(t, m.Registry(), name, map[string]string{"webhook": "conversion"}); got != want {
+		if got := metricstesting.Value(t, m.Registry(), name, map[string]string{"webhook": "conversion"}); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if got := metricstest.Value(t, m.Registry(), "capi_proxy_conversion_webhook_requests_total",
+	if got := metricstesting.Value(t, m.Registry(), "capi_proxy_conversion_webhook_requests_total",
 		map[string]string{"kind": "", "desired_api_version": "", "code": "413"}); got != 1 {
 		t.Errorf("the 413 is counted %v times", got)
 	}

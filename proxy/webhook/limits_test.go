@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
-	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstest"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -82,7 +82,7 @@ func TestPanickingConversion(t *testing.T) {
 		t.Errorf("result: %+v", got.Response)
 	}
 	failed := map[string]string{"kind": "Machine", "desired_api_version": "cluster.x-k8s.io/v1beta1", "code": "500"}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_conversion_webhook_requests_total", failed); v != 1 {
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_conversion_webhook_requests_total", failed); v != 1 {
 		t.Errorf("conversion_webhook_requests_total%v = %v", failed, v)
 	}
 
@@ -92,7 +92,7 @@ func TestPanickingConversion(t *testing.T) {
 	if s := statusOf(t, rec); rec.Code != http.StatusInternalServerError || !strings.Contains(s.Message, "serving the ConversionReview panicked") {
 		t.Errorf("%d %s", rec.Code, rec.Body)
 	}
-	if v := metricstest.Value(t, m.Registry(), "capi_proxy_conversion_webhook_requests_total",
+	if v := metricstesting.Value(t, m.Registry(), "capi_proxy_conversion_webhook_requests_total",
 		map[string]string{"kind": "", "desired_api_version": "", "code": "500"}); v != 1 {
 		t.Errorf("conversion_webhook_requests_total of the 500 = %v", v)
 	}
@@ -168,7 +168,7 @@ func TestMetrics(t *testing.T) {
 		{"capi_proxy_conversion_webhook_requests_total", map[string]string{"kind": "", "desired_api_version": "", "code": "422"}, 1},
 		{"capi_proxy_conversion_webhook_duration_seconds", map[string]string{"kind": "Machine", "desired_api_version": "cluster.x-k8s.io/v1beta1"}, 2},
 	} {
-		if got := metricstest.Value(t, m.Registry(), tc.name, tc.labels); got != tc.want {
+		if got := metricstesting.Value(t, m.Registry(), tc.name, tc.labels); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}

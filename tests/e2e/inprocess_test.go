@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
+	"github.com/openshift/hypershift-capi-proxy/install/crds"
 )
 
 // TestInProcessConversion stands for an older backend: the private MachinePool CRD is replaced by one that

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/openshift/hypershift-capi-proxy/install"
-	"github.com/openshift/hypershift-capi-proxy/proxy/crds"
+	"github.com/openshift/hypershift-capi-proxy/install/crds"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
 

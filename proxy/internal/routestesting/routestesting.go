@@ -1,8 +1,8 @@
-// Package fakeroutes is a small route table for the proxy's tests, independent of the generated one: a
+// Package routestesting is a small route table for the proxy's tests, independent of the generated one: a
 // few kinds whose codec (Kind) decodes into map[string]any, translates along the route's Paths and reports
 // top-level fields other than apiVersion, kind, metadata, spec and status as unknown, the way a typed
 // decode reports fields its Go type lacks.
-package fakeroutes
+package routestesting
 
 import (
 	"fmt"

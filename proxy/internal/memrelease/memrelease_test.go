@@ -1,31 +1,31 @@
-package server
+package memrelease
 
 import "testing"
 
-// TestWatchMemoryReleasesAfterBursts: memory is returned once per burst of at least releaseMinWatches
+// TestReleasesAfterBursts: memory is returned once per burst of at least releaseMinWatches
 // watches, when half of them have ended, and not for small numbers of watches.
-func TestWatchMemoryReleasesAfterBursts(t *testing.T) {
+func TestReleasesAfterBursts(t *testing.T) {
 	released := make(chan struct{}, 10)
-	m := newWatchMemory(func() { released <- struct{}{} })
+	m := New(func() { released <- struct{}{} })
 	for range 10 {
-		m.started()
+		m.Started()
 	}
 	for range 10 {
-		m.ended()
+		m.Ended()
 	}
 	if m.timer != nil {
 		t.Fatal("a release was scheduled for 10 watches")
 	}
 	for range 100 {
-		m.started()
+		m.Started()
 	}
 	for range 49 {
-		m.ended()
+		m.Ended()
 	}
 	if m.timer != nil {
 		t.Fatal("a release was scheduled with 51 of 100 watches open")
 	}
-	m.ended()
+	m.Ended()
 	if m.timer == nil {
 		t.Fatal("no release scheduled with 50 of 100 watches open")
 	}

@@ -1,5 +1,5 @@
-// Package metricstest reads single samples out of a Prometheus registry, for tests.
-package metricstest
+// Package metricstesting reads single samples out of a Prometheus registry, for tests.
+package metricstesting
 
 import (
 	"testing"
