@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/health"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/options"
@@ -69,7 +70,7 @@ func newDiagnostics(o *options.Options, opts server.Options, m *metrics.Metrics,
 
 // readyChecks are /readyz's checks: the backend answers (backendReady), the proxy is not shutting down,
 // and the caches have their first lists: namespaces and crds, when not nil.
-func readyChecks(backendReady healthz.Checker, shuttingDown func() bool, namespaces *server.Namespaces, crds *crdcache.Cache) map[string]healthz.Checker {
+func readyChecks(backendReady healthz.Checker, shuttingDown func() bool, namespaces *cutover.Namespaces, crds *crdcache.Cache) map[string]healthz.Checker {
 	checks := map[string]healthz.Checker{
 		health.Backend: backendReady,
 		health.Shutdown: func(*http.Request) error {

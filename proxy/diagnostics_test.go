@@ -8,8 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/health"
-	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
 // TestReadyChecks: /readyz has the checks package health lists, by their names, and only those; the
@@ -26,7 +26,7 @@ func TestReadyChecks(t *testing.T) {
 		}
 	}
 	slices.Sort(want)
-	got := slices.Sorted(maps.Keys(readyChecks(nil, func() bool { return false }, server.NewNamespaces(nil), crds)))
+	got := slices.Sorted(maps.Keys(readyChecks(nil, func() bool { return false }, cutover.NewNamespaces(nil), crds)))
 	if !slices.Equal(got, want) {
 		t.Errorf("/readyz checks %q, package health lists %q", got, want)
 	}

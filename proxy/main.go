@@ -15,7 +15,7 @@
 //
 // With --follow-namespaces (the default) it follows each Namespace's serving-mode label, which the
 // migration sets, with a metadata-only informer under its own identity (list and watch on namespaces):
-// see package server's cutover.go.
+// see package cutover.
 //
 // /metrics (Prometheus), /healthz and /readyz (ready while the backend answers) are served in plain HTTP
 // on --metrics-listen, a listener of their own: on --listen those paths are the backend's.
@@ -76,6 +76,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
@@ -215,8 +216,8 @@ func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
 	if o.FollowNamespaces {
 		// The proxy's own identity (the kubeconfig's credentials, in either authentication mode) watches
 		// the Namespaces' metadata.
-		opts.Namespaces = server.NewNamespaces(m)
-		if err := server.WatchNamespaces(ctx, rest.CopyConfig(backend), opts.Namespaces); err != nil {
+		opts.Namespaces = cutover.NewNamespaces(m)
+		if err := cutover.WatchNamespaces(ctx, rest.CopyConfig(backend), opts.Namespaces); err != nil {
 			return nil, err
 		}
 		p.synced = append(p.synced, opts.Namespaces.Synced)

@@ -19,7 +19,7 @@ const (
 	Backend = "backend"
 	// Shutdown fails once the proxy has begun to shut down.
 	Shutdown = "shutdown"
-	// Namespaces waits for the namespaces' serving modes (server.Namespaces.Ready).
+	// Namespaces waits for the namespaces' serving modes (cutover.Namespaces.Ready).
 	Namespaces = "namespaces"
 	// CRDs waits for the CRD metadata cache's first list (crdcache.Cache.Ready).
 	CRDs = "crds"

@@ -1,6 +1,6 @@
 // Package metrics holds the proxy's Prometheus metrics, in a registry of their own (never the global
 // one), with the Go runtime and process collectors beside them: those of the handler chain (package
-// server), of the serving modes of namespaces (server.Namespaces) and of the conversion and admission
+// server), of the serving modes of namespaces (cutover.Namespaces) and of the conversion and admission
 // webhooks (package webhook). Every one is defined here, in New, and listed by Definitions, from which
 // docs/operations.md's table of metrics is generated (hack/docgen): names, types, help and labels.
 //

@@ -73,7 +73,7 @@ type Options struct {
 	IdentityHeaderPrefixes []string
 
 	// FollowNamespaces is --follow-namespaces: follow the Namespaces' serving mode label
-	// (server.Namespaces).
+	// (cutover.Namespaces).
 	FollowNamespaces bool
 	// HoldRetryAfter is --hold-retry-after, server.Options.HoldRetryAfter.
 	HoldRetryAfter time.Duration

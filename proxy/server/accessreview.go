@@ -9,8 +9,8 @@ import (
 
 // prepareAccessReview decides how an access review (body.IsAccessReview) is sent: as the request it asks
 // about would be. Its namespace is in its body (body.ReviewNamespace): where that namespace is served
-// from the upstream groups (cutover.go), the review goes to the backend as it is, as the requests of the
-// namespace do (target.untranslatedRequest); elsewhere it is translated to the private groups as any
+// from the upstream groups (package cutover), the review goes to the backend as it is, as the requests of
+// the namespace do (cutover.Target.UntranslatedRequest); elsewhere it is translated to the private groups as any
 // body: it reports true for the former. A SelfSubjectRulesReview's answer is first rid of the rules that reach nothing through the proxy
 // in that namespace (rulesReviewServed). A review of a namespace whose mode is not known yet (the
 // Namespaces' first list is not in) is answered 503 with Retry-After, as such requests are. ok is false
@@ -24,10 +24,10 @@ func (s *server) prepareAccessReview(w http.ResponseWriter, r *http.Request, ex 
 	body.SetRequest(r, r.Header.Get("Content-Type"), data)
 	if namespace := body.ReviewNamespace(r.Header.Get("Content-Type"), data); namespace != "" && s.namespaces != nil {
 		if !s.namespaces.Synced() {
-			s.notSynced(w)
+			s.cutover.NotSynced(w)
 			return false, false
 		}
-		upstream = s.namespaces.current().mode(namespace).mode.Upstream()
+		upstream = s.namespaces.Upstream(namespace)
 	}
 	if ex.req.Resource == "selfsubjectrulesreviews" {
 		reviewUpstream := upstream

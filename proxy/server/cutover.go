@@ -1,38 +1,25 @@
 package server
 
-// Per-namespace cut-over: each namespace's mapped kinds are served from the groups its serving mode
-// (Namespaces, the migration's Namespace label) names, and writes of a held namespace wait.
-//
-//	mode            reads of mapped kinds        writes of mapped kinds       built-in kinds
-//	private (none)  private groups, translated   private, translated          translated both ways
-//	upstream        upstream, untranslated       upstream, untranslated       request untranslated, response translated
-//	upstream-held   upstream, untranslated       429 + Retry-After            as upstream
-//	private-held    private, translated          429 + Retry-After            as private
-//	(unknown value) private, translated          429 + Retry-After            as private
+// The per-namespace cut-over (package cutover): Options.Namespaces's cutover.Filter runs in the chain as
+// withServing; what it needs of the server (cutover.Proxy) is cutoverProxy.
 
 import (
-	"bytes"
-	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strconv"
-	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
-
-	"github.com/openshift/hypershift-capi-proxy/migration/serving"
-	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
-	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
+
+// withServing serves each resource request by its namespace's serving mode (cutover.Filter.Handler);
+// next, the chain after it, is the proxy's core, which serves the private groups and the private parts
+// of a merged list or watch. Without Options.Namespaces it leaves every request to next.
+func (s *server) withServing(next http.Handler) http.Handler {
+	if s.cutover == nil {
+		return next
+	}
+	return s.cutover.Handler(next)
+}
 
 // retryAfterSeconds rounds d up to whole seconds, at least 1 (Retry-After counts seconds).
 func retryAfterSeconds(d time.Duration) int {
@@ -42,329 +29,31 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }
 
-// withServing serves each resource request by its namespace's serving mode (see the table above); nil
-// Namespaces leaves every request to next.
-//
-//   - Before the namespaces' modes are known (Namespaces.Synced), requests of mapped kinds, and writes
-//     of namespaced built-in kinds (whose references to the upstream groups must stay untranslated in an
-//     upstream namespace), are answered 503 with Retry-After: never served from the wrong groups.
-//   - A write of a held namespace is answered 429 (hold), and so is a cluster-wide deletecollection of a
-//     namespaced mapped kind while any namespace is labelled.
-//   - A watch, exact list or continued list from a resourceVersion before the last mode change of the
-//     namespaces it covers is answered 410 Expired (expired), so that clients relist from the groups now
-//     served.
-//   - Any other request's target is decided (targetOf, with the namespaces' modes): a namespaced request
-//     of a mapped kind goes to the private groups (next) or to the upstream groups as it is
-//     (serveUpstream); a cluster-wide list or watch of a namespaced mapped kind is next's while no
-//     namespace is served from the upstream groups, and merged from both otherwise (merge.go); a watch
-//     is ended with a 410 Expired ERROR event when the mode of a namespace it covers changes (endWatch).
-func (s *server) withServing(next http.Handler) http.Handler {
-	if s.namespaces == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ex := exchangeFrom(r.Context())
-		req := ex.req
-		if !req.IsResource || req.Connect || (req.Class != classify.Mapped && req.Class != classify.Other) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if !s.namespaces.Synced() {
-			if req.Class == classify.Mapped || req.Namespace != "" && req.Writes() && !(req.Group == "" && req.Resource == "namespaces") {
-				s.notSynced(w)
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		view := s.namespaces.current()
-		if s.guard(w, r, req, view) {
-			return
-		}
-		t := s.targetOf(r, req, view)
-		ex.target = &t
-		switch {
-		case t.from == mergedGroups && req.Watch:
-			s.serveMergedWatch(w, r, ex, view)
-		case t.from == mergedGroups:
-			s.serveMergedList(w, r, ex, view)
-		case t.from == upstreamGroups && req.Class == classify.Mapped:
-			s.serveUpstream(w, r, ex)
-		default:
-			next.ServeHTTP(w, r)
-		}
-	})
+// cutoverProxy is the server as the cut-over sees it (cutover.Proxy): a request's target is kept in its
+// exchange, and a request served from the upstream groups is forwarded by the server's ReverseProxy.
+type cutoverProxy struct{ s *server }
+
+// SetTarget records t in r's exchange.
+func (p cutoverProxy) SetTarget(r *http.Request, t *cutover.Target) {
+	exchangeFrom(r.Context()).target = t
 }
 
-// guard answers (and reports true for) a request of a mapped kind that its namespaces' modes in view
-// do not let through: a write of a held namespace, a cluster-wide deletecollection while any namespace
-// is labelled (it would reach namespaces served from other groups, or held), and a read from before the
-// last mode change of the namespaces it covers (expired).
-func (s *server) guard(w http.ResponseWriter, r *http.Request, req *classify.Request, view *modes) bool {
-	if req.Class != classify.Mapped || !req.Route.Namespaced {
-		return false
-	}
-	if req.Namespace == "" {
-		if req.Writes() {
-			if view.labelled > 0 && req.Verb == "deletecollection" {
-				s.hold(w, req, nsMode{mode: serving.PrivateHeld})
-				return true
-			}
-			return false
-		}
-		return expired(w, r, req, view.expired)
-	}
-	m := view.mode(req.Namespace)
-	if m.mode.Held() && req.Writes() {
-		s.hold(w, req, m)
-		return true
-	}
-	return expired(w, r, req, m.expired)
-}
-
-// serveUpstream forwards a request of a mapped kind in a namespace served from the upstream groups to
-// the backend as it is: the upstream group's path (its target's), query, headers and body, and the
-// backend's answer back as it is. The platform's CRDs of the upstream groups serve it, in the versions
-// they serve (the proxy's in-process conversion of versions is for the private groups only).
-func (s *server) serveUpstream(w http.ResponseWriter, r *http.Request, ex *exchange) {
-	if err := s.bufferBody(r); err != nil {
+// ServeUpstream forwards a request of a mapped kind in a namespace served from the upstream groups (or
+// an upstream part of a merged list or watch) to the backend as it is: the upstream group's path (its
+// target's), query, headers and body, and the backend's answer back as it is. The platform's CRDs of the
+// upstream groups serve it, in the versions they serve (the proxy's in-process conversion of versions is
+// for the private groups only).
+func (p cutoverProxy) ServeUpstream(w http.ResponseWriter, r *http.Request) {
+	if err := p.s.bufferBody(r); err != nil {
 		status.Write(w, err)
 		return
 	}
-	ex.respond = func(*http.Response) error { return nil } // endWatch still applies (modifyResponse)
-	s.proxy.ServeHTTP(w, r)
+	exchangeFrom(r.Context()).respond = func(*http.Response) error { return nil } // cutover.EndWatch still applies (modifyResponse)
+	p.s.proxy.ServeHTTP(w, r)
 }
 
-// hold answers a write of a held namespace as kube-apiserver answers a request it asks to be retried:
-// 429 TooManyRequests with a Retry-After header and details.retryAfterSeconds
-// (k8s.io/apiserver's responsewriters.ErrorNegotiated), which client-go honours by retrying.
-func (s *server) hold(w http.ResponseWriter, req *classify.Request, m nsMode) {
-	gr := schema.GroupResource{Group: req.Group, Resource: req.Resource}
-	s.namespaces.countHeld(gr)
-	what := gr.String()
-	if req.Name != "" {
-		what += fmt.Sprintf(" %q", req.Name)
-	}
-	where := "across all namespaces: namespaces are being moved between API groups"
-	if req.Namespace != "" {
-		label := string(m.mode)
-		if m.unknown != "" {
-			label = m.unknown + " (" + m.why() + ")"
-		}
-		where = fmt.Sprintf("in namespace %q: its objects are being moved between API groups (%s=%s)", req.Namespace, serving.Label, label)
-	}
-	klog.V(loglevel.Unusual).InfoS("Holding a write", "verb", req.Verb, "resource", gr, "namespace", req.Namespace, "name", req.Name)
-	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
-	status.Write(w, apierrors.NewTooManyRequests(fmt.Sprintf("writes to %s are held %s; retry after %ds", what, where, s.retryAfter), s.retryAfter))
-}
-
-// notSynced answers a request that cannot be served before the namespaces' modes are known: 503 with
-// Retry-After, which client-go retries.
-func (s *server) notSynced(w http.ResponseWriter) {
-	s.unavailable(w, "the proxy does not know the namespaces' serving modes yet")
-}
-
-// unavailable answers 503 ServiceUnavailable with Retry-After.
-func (s *server) unavailable(w http.ResponseWriter, message string) {
-	err := apierrors.NewServiceUnavailable(message)
-	err.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: int32(s.retryAfter)}
-	w.Header().Set("Retry-After", strconv.Itoa(s.retryAfter))
-	status.Write(w, err)
-}
-
-// expired answers (and reports true for) a request from before the last mode change of the namespaces
-// it covers (since, a resourceVersion, 0 if none), as kube-apiserver answers a resourceVersion it no
-// longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
-// resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
-// asks for data not older than a resourceVersion (or any) is served: what is served now is newer.
-func expired(w http.ResponseWriter, r *http.Request, req *classify.Request, since uint64) bool {
-	if since == 0 {
-		return false
-	}
-	q := r.URL.Query()
-	var rv uint64
-	switch {
-	case req.Watch:
-		rv = parseRV(q.Get("resourceVersion"))
-	case req.Verb != "list":
-		return false
-	case q.Get("continue") != "":
-		rv = continueRV(q.Get("continue"))
-	case q.Get("resourceVersionMatch") == string(metav1.ResourceVersionMatchExact):
-		rv = parseRV(q.Get("resourceVersion"))
-	}
-	if rv == 0 || rv >= since {
-		return false
-	}
-	err := apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d): the namespace's serving mode changed", rv, since))
-	if req.Watch {
-		writeWatchError(w, err)
-	} else {
-		status.Write(w, err)
-	}
-	return true
-}
-
-// continueRV returns the resourceVersion of a list continue token as kube-apiserver's storage encodes it
-// (k8s.io/apiserver/pkg/storage.EncodeContinue: base64url JSON with "rv"), 0 if it is not one.
-func continueRV(token string) uint64 {
-	data, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return 0
-	}
-	var c struct {
-		RV int64 `json:"rv"`
-	}
-	if json.Unmarshal(data, &c) != nil || c.RV <= 0 {
-		return 0
-	}
-	return uint64(c.RV)
-}
-
-// expiredEvent is the watch ERROR event that ends a watch whose namespaces' serving mode changed.
-func expiredEvent(err *apierrors.StatusError) []byte {
-	s := err.ErrStatus
-	s.Kind, s.APIVersion = "Status", "v1"
-	b, _ := json.Marshal(struct {
-		Type   string        `json:"type"`
-		Object metav1.Status `json:"object"`
-	}{Type: "ERROR", Object: s})
-	return append(b, '\n')
-}
-
-// writeWatchError answers a watch with one ERROR event, as kube-apiserver answers a watch from a
-// resourceVersion it no longer has.
-func writeWatchError(w http.ResponseWriter, err *apierrors.StatusError) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(expiredEvent(err))
-}
-
-// modeChanged is the error a watch ends with when its namespaces' serving mode changes.
-var modeChanged = apierrors.NewResourceExpired("the namespace's serving mode changed: list again")
-
-// endWatch makes a watch's answer end, at an event boundary, with a 410 Expired ERROR event once
-// its target's ends is closed: client-go's reflectors then list again, from the groups now served.
-// Watches over a websocket are not ended.
-func endWatch(ex *exchange, resp *http.Response) {
-	if ex.target == nil || ex.target.ends == nil || resp.StatusCode != http.StatusOK || !ex.req.Watch {
-		return
-	}
-	resp.Body = newWatchEnder(resp.Body, ex.target.ends, expiredEvent(modeChanged))
-	resp.Header.Del("Content-Length")
-	resp.ContentLength = -1
-}
-
-// watchEnder passes a newline-delimited watch stream through until end is cancelled with the cause
-// errModeChanged, then ends it after the event in flight with tail.
-//
-// No goroutine waits for end, so that an open watch holds none for it: Read looks at end before and
-// after each read of src, and when end comes while the stream is between events (Read waits for the
-// backend, or is about to), its callback (context.AfterFunc) closes src to wake Read, which then drops
-// whatever it read (it began after the last event passed on) and ends the stream.
-type watchEnder struct {
-	src  io.ReadCloser
-	end  context.Context
-	stop func() bool
-
-	// tail, then err, are what Read returns once err is set (only Read's goroutine touches them).
-	tail []byte
-	err  error
-
-	mu sync.Mutex
-	// boundary is true when everything passed on so far ends with a whole event.
-	boundary bool
-	// ending is set once end came: the stream ends at the next event boundary.
-	ending bool
-	// closed is set when the callback closed src at a boundary.
-	closed bool
-}
-
-func newWatchEnder(src io.ReadCloser, end context.Context, tail []byte) *watchEnder {
-	e := &watchEnder{src: src, end: end, tail: tail, boundary: true}
-	e.stop = context.AfterFunc(end, e.ended)
-	return e
-}
-
-// ended runs when end is done: at a boundary, it closes src to end the stream.
-func (e *watchEnder) ended() {
-	e.mu.Lock()
-	e.noticeEnd()
-	wake := e.ending && e.boundary && !e.closed
-	e.closed = e.closed || wake
-	e.mu.Unlock()
-	if wake {
-		_ = e.src.Close()
-	}
-}
-
-// noticeEnd sets ending once end was cancelled by a mode change (not by the request's end). e.mu is held.
-func (e *watchEnder) noticeEnd() {
-	if !e.ending && e.end.Err() != nil && errors.Is(context.Cause(e.end), errModeChanged) {
-		e.ending = true
-	}
-}
-
-func (e *watchEnder) Read(p []byte) (int, error) {
-	if e.err != nil {
-		return e.readTail(p)
-	}
-	e.mu.Lock()
-	e.noticeEnd()
-	done := e.ending && e.boundary
-	e.mu.Unlock()
-	if done {
-		e.err = io.EOF
-		return e.readTail(p)
-	}
-
-	n, err := e.src.Read(p)
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.noticeEnd()
-	if e.closed {
-		e.err = io.EOF
-		return e.readTail(p)
-	}
-	if e.ending && n > 0 {
-		if i := bytes.IndexByte(p[:n], '\n'); i >= 0 {
-			// The event in flight is complete: the tail follows it, and nothing else.
-			n, err, e.err = i+1, nil, io.EOF
-		}
-	}
-	if n > 0 {
-		e.boundary = p[n-1] == '\n'
-	}
-	return n, err
-}
-
-// readTail returns the rest of the tail, then e.err.
-func (e *watchEnder) readTail(p []byte) (int, error) {
-	if len(e.tail) == 0 {
-		return 0, e.err
-	}
-	n := copy(p, e.tail)
-	e.tail = e.tail[n:]
-	return n, nil
-}
-
-// Idle reports whether the stream holds nothing and its next Read reads src, which holds nothing
-// either (idler; watch.go): not once it is ending at a boundary, where Read ends the stream at once.
-func (e *watchEnder) Idle() bool {
-	if e.err != nil {
-		return false
-	}
-	e.mu.Lock()
-	ending := e.ending && e.boundary
-	e.mu.Unlock()
-	i, ok := e.src.(idler)
-	return !ending && ok && i.Idle()
-}
-
-func (e *watchEnder) Close() error {
-	e.stop()
-	return e.src.Close()
+// NewRequest classifies r (withClass's classification) and gives it an exchange of its own.
+func (p cutoverProxy) NewRequest(r *http.Request) *http.Request {
+	req := p.s.classifier.Classify(r)
+	return r.WithContext(newExchange(r.Context(), &req, r.URL))
 }

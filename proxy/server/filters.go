@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream" //nolint:staticcheck // k8s.io/streaming, its new home, has no release before Kubernetes 0.36, and the tree must build at CAPI v1.13's pins too
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
@@ -27,9 +28,9 @@ type exchange struct {
 	// req is the classification withClass put into the request's context: the value classify.FromContext
 	// returns, read only, not a copy of it.
 	req *classify.Request
-	// target is where the request goes, decided once (targetOf, route.go) before the dispatch and read
-	// only after it; nil before.
-	target *target
+	// target is where the request goes, decided once before the dispatch (by the cut-over, package
+	// cutover, or withTarget, route.go) and read only after it; nil before.
+	target *cutover.Target
 	// url is the URL of the request classified, which tells it from the requests a handler makes itself.
 	url     *url.URL
 	respond func(*http.Response) error

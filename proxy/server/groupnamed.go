@@ -205,7 +205,7 @@ func (s *server) deleteCollection(w http.ResponseWriter, r *http.Request, ex *ex
 	if err != nil {
 		return err
 	}
-	path := ex.target.backendPath
+	path := ex.target.BackendPath
 	deleteHeader := http.Header{"Accept": {body.JSON}}
 	if deleteOptions != nil {
 		deleteHeader.Set("Content-Type", r.Header.Get("Content-Type"))

@@ -36,7 +36,7 @@ const mentionOverlap = 128
 // request, to pass it through (passThroughGzip): for a client that accepts gzip, a resource of no
 // mapped group, answered in JSON (not a YAML answer written from JSON), not a long-running request.
 func asksBackendGzip(ex *exchange) bool {
-	return ex.gzip && !ex.yaml && ex.req.Class == classify.Other && !ex.req.LongRunning && !ex.target.untranslatedRequest()
+	return ex.gzip && !ex.yaml && ex.req.Class == classify.Other && !ex.req.LongRunning && !ex.target.UntranslatedRequest()
 }
 
 // listsGzip reports whether the proxy asks the backend for a gzip'ed list (kube-apiserver compresses

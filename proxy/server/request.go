@@ -39,7 +39,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 	if req.IsResource {
 		s.prepareResource(r, ex)
 	}
-	untranslated := ex.target.untranslatedRequest()
+	untranslated := ex.target.UntranslatedRequest()
 	if req.Verb == "create" && body.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
 		upstream, ok := s.prepareAccessReview(w, r, ex)
 		if !ok {
@@ -48,7 +48,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		untranslated = untranslated || upstream
 	}
 	if untranslated {
-		// A namespace served from the upstream groups (cutover.go): its references to them stay so.
+		// A namespace served from the upstream groups (package cutover): its references to them stay so.
 		if err := s.bufferBody(r); err != nil {
 			status.Write(w, err)
 			return
@@ -200,7 +200,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		out, outType, err = body.PatchToPrivate(contentType, data, paths)
 		if errors.Is(err, body.ErrObjectNeeded) {
 			outType = contentType
-			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, ex.target.backendPath)); err != nil {
+			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, ex.target.BackendPath)); err != nil {
 				// Unreachable: PatchToPrivate parsed the patch.
 				err = apierrors.NewBadRequest(err.Error())
 			}
@@ -297,7 +297,7 @@ func (s *server) rewrite(pr *httputil.ProxyRequest) {
 	ex := exchangeFrom(pr.In.Context())
 	out := pr.Out
 	out.URL.Scheme, out.URL.Host = s.backend.Scheme, s.backend.Host
-	if path := ex.target.backendPath; s.backend.Path != "" || path != pr.In.URL.Path {
+	if path := ex.target.BackendPath; s.backend.Path != "" || path != pr.In.URL.Path {
 		out.URL.Path = joinPath(s.backend.Path, path)
 		out.URL.RawPath = ""
 	}

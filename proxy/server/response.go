@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
@@ -446,7 +447,7 @@ func modifyResponse(resp *http.Response) error {
 	if err := ex.respond(resp); err != nil {
 		return err
 	}
-	endWatch(ex, resp) // a watch ends when its namespaces' serving mode changes (cutover.go)
+	cutover.EndWatch(ex.target, ex.req, resp) // a watch ends when its namespaces' serving mode changes
 	// kube-apiserver gzips the objects it serializes, never a long-running stream (a watch, a followed
 	// log), which the proxy must not hold back either.
 	if ex.gzip && !ex.req.LongRunning {

@@ -103,6 +103,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crd"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backend"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/memrelease"
@@ -155,10 +156,10 @@ type Options struct {
 	// its turns and its memory budget. Nil makes one of Converter (webhook.New) for this handler alone.
 	Webhook http.Handler
 	// Namespaces, when set, gives each namespace's serving mode (the migration's Namespace label, see
-	// cutover.go): mapped kinds of a namespace labelled upstream are served from the upstream groups,
+	// package cutover): mapped kinds of a namespace labelled upstream are served from the upstream groups,
 	// untranslated, and writes of a held namespace are answered 429. Nil serves every namespace from the
 	// private groups.
-	Namespaces *Namespaces
+	Namespaces *cutover.Namespaces
 	// HoldRetryAfter is the Retry-After of a held write (429) and of a request of a mapped kind before
 	// Namespaces has synced (503). Zero means DefaultHoldRetryAfter.
 	HoldRetryAfter time.Duration
@@ -212,12 +213,9 @@ type server struct {
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
-	namespaces *Namespaces
-	// retryAfter is Options.HoldRetryAfter in whole seconds (at least 1).
-	retryAfter int
-	// core serves a request after the serving-mode filter (the merged cluster-wide lists and watches send
-	// their private parts to it).
-	core http.Handler
+	namespaces *cutover.Namespaces
+	// cutover serves each namespace by its serving mode (withServing); nil without namespaces.
+	cutover *cutover.Filter
 	// sharedWatch holds the translations of the objects watches saw last, for the other watches of
 	// the same resource.
 	sharedWatch *stream.Shared
@@ -291,8 +289,10 @@ func New(o Options) (http.Handler, error) {
 		maxBody:     o.MaxRequestBodyBytes,
 		metrics:     o.Metrics,
 		namespaces:  o.Namespaces,
-		retryAfter:  retryAfterSeconds(o.HoldRetryAfter),
 		sharedWatch: stream.NewShared(sharedWatchBytes),
+	}
+	if o.Namespaces != nil {
+		s.cutover = cutover.New(o.Namespaces, retryAfterSeconds(o.HoldRetryAfter), cutoverProxy{s})
 	}
 	s.crdNamed = &groupNamed{names: s.crds.Names, mapped: s.crdRequest}
 	s.apiServices = &groupNamed{names: apiservice.New(o.Routes), mapped: s.apiServiceRequest}
@@ -349,8 +349,8 @@ func New(o Options) (http.Handler, error) {
 	//	                       that is not a path
 	//	withBodyLimit          413 for a body over Options.MaxRequestBodyBytes
 	//	withUpgrades           genuine upgrades passed raw; other requests' upgrade headers removed
-	//	withServing            each namespace served by its serving mode (Options.Namespaces; cutover.go):
-	//	                       where the request goes decided by it (route.go)
+	//	withServing            each namespace served by its serving mode (Options.Namespaces; package
+	//	                       cutover): where the request goes decided by it (cutover.Target)
 	//	withAdapter            versions the backend does not serve converted in process (Options.Converter)
 	//	withClass              the requests the Adapter makes itself, which are new requests, classified
 	//	                       (a request classified already goes through)
@@ -358,13 +358,12 @@ func New(o Options) (http.Handler, error) {
 	//	                       the private groups (route.go)
 	//	s                      the dispatch on the class (ServeHTTP)
 	//
-	// s.core is the chain below withServing: the merged cluster-wide lists and watches send their
-	// private parts to it (merge.go).
+	// The chain below withServing is the proxy's core: the merged cluster-wide lists and watches send
+	// their private parts to it (package cutover).
 	var handler http.Handler = s
 	handler = s.withTarget(handler)
 	handler = withClass(s.classifier, handler)
 	handler = withAdapter(o.Converter, o.MaxRequestBodyBytes, handler)
-	s.core = handler
 	handler = s.withServing(handler)
 	handler = withUpgrades(s.withTarget(s.upgrades), handler)
 	handler = withBodyLimit(s.maxBody, handler)

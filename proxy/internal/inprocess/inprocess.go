@@ -1,6 +1,6 @@
 // Package inprocess serves the requests the proxy makes to its own handlers: the Adapter's reads and
 // writes in the backend's version and its reads of discovery (package adapt), and the parts of a merged
-// cluster-wide list or watch (package server). Serve records a handler's whole answer, Start streams it
+// cluster-wide list or watch (package cutover). Serve records a handler's whole answer, Start streams it
 // through a pipe; a response the handler breaks off is an error (ErrBrokenOff), where net/http's server
 // would reset the client's stream.
 //

@@ -1,4 +1,4 @@
-package server
+package cutover
 
 // Cluster-wide lists and watches of a namespaced mapped kind while some namespaces are served from the
 // upstream groups: the private groups' answer without those namespaces, merged with each such namespace's
@@ -45,6 +45,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
@@ -56,8 +57,9 @@ import (
 // (metav1.InitialEventsAnnotationKey).
 const initialEventsEnd = metav1.InitialEventsAnnotationKey
 
-// serveMergedList serves a cluster-wide list while namespaces are served from the upstream groups.
-func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes) {
+// serveMergedList serves a cluster-wide list, classified as req, while namespaces are served from the
+// upstream groups; core serves its private part.
+func (f *Filter) serveMergedList(w http.ResponseWriter, r *http.Request, req *classify.Request, core http.Handler, view *modes) {
 	q := r.URL.Query()
 	if q.Get("continue") != "" {
 		status.Write(w, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result: namespaces are served from other API groups since. List again without it."))
@@ -66,7 +68,7 @@ func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exc
 	q.Del("limit")
 	private := cloneQuery(q)
 	private.Set("fieldSelector", excludeNamespaces(q.Get("fieldSelector"), view.upstream))
-	priv := s.record(r, r.URL.Path, private, false)
+	priv := f.record(r, core, r.URL.Path, private, false)
 	if priv.code != http.StatusOK || !negotiate.IsJSON(priv.header.Get("Content-Type")) {
 		priv.writeTo(w)
 		return
@@ -85,7 +87,7 @@ func (s *server) serveMergedList(w http.ResponseWriter, r *http.Request, ex *exc
 		up := cloneQuery(q)
 		up.Set("resourceVersion", head.Metadata.ResourceVersion)
 		up.Set("resourceVersionMatch", string(metav1.ResourceVersionMatchExact))
-		part := s.record(r, namespacedPath(r.URL.Path, ex.req.Group, ex.req.Version, ns), up, true)
+		part := f.record(r, core, namespacedPath(r.URL.Path, req.Group, req.Version, ns), up, true)
 		if part.unserved() {
 			continue
 		}
@@ -287,10 +289,10 @@ func (p *part) writeTo(w http.ResponseWriter) {
 
 // record serves one part of a merged list in process (inprocess.Serve) and records its answer. A part
 // broken off is what it wrote before (a list cut short, which the merge cannot read).
-func (s *server) record(r *http.Request, path string, query url.Values, upstream bool) *part {
-	sub, cancel := s.subRequest(r, path, query, upstream)
+func (f *Filter) record(r *http.Request, core http.Handler, path string, query url.Values, upstream bool) *part {
+	sub, cancel := f.subRequest(r, path, query, upstream)
 	defer cancel()
-	rec, err := inprocess.Serve(s.partHandler(upstream), sub)
+	rec, err := inprocess.Serve(f.partHandler(core, upstream), sub)
 	if err != nil {
 		klog.V(loglevel.Unusual).InfoS("A part of a merged list broke off", "path", sub.URL.Path, "err", err)
 	}
@@ -299,9 +301,10 @@ func (s *server) record(r *http.Request, path string, query url.Values, upstream
 
 // subRequest returns a GET of path and query with r's headers (as the proxy's filters left them: the
 // client's credentials), asking for JSON in the shape r asks for (negotiate.Narrow), uncompressed. Its
-// context ends with r's but carries none of its values: it is a new request to the proxy's core (private)
-// or to the backend (upstream), which classify it on their own.
-func (s *server) subRequest(r *http.Request, path string, query url.Values, upstream bool) (*http.Request, context.CancelFunc) {
+// context ends with r's but carries none of its values: it is a new request to the proxy's core (private),
+// which classifies it on its own, or to the backend (upstream), classified by the proxy
+// (Proxy.NewRequest).
+func (f *Filter) subRequest(r *http.Request, path string, query url.Values, upstream bool) (*http.Request, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := context.AfterFunc(r.Context(), cancel)
 	u := *r.URL
@@ -313,29 +316,27 @@ func (s *server) subRequest(r *http.Request, path string, query url.Values, upst
 	sub.Header.Del("Content-Type")
 	negotiate.Narrow(sub.Header, negotiate.CustomResource)
 	if upstream {
-		req := s.classifier.Classify(sub)
-		sub = sub.WithContext(newExchange(ctx, &req, sub.URL))
-		ex := exchangeFrom(sub.Context())
+		sub = f.proxy.NewRequest(sub)
 		// Its target, as the merge decided it: the backend, as it is, at path.
-		ex.target = &target{backendPath: path, from: upstreamGroups}
-		ex.respond = func(*http.Response) error { return nil }
+		f.proxy.SetTarget(sub, &Target{BackendPath: path, From: UpstreamGroups})
 	}
 	return sub, func() { stop(); cancel() }
 }
 
 // partHandler is what serves a part: a private part the proxy's core (translated), an upstream part
-// the backend (as it is).
-func (s *server) partHandler(upstream bool) http.Handler {
+// the backend (as it is, Proxy.ServeUpstream).
+func (f *Filter) partHandler(core http.Handler, upstream bool) http.Handler {
 	if upstream {
-		return s.proxy
+		return http.HandlerFunc(f.proxy.ServeUpstream)
 	}
-	return s.core
+	return core
 }
 
-// serveMergedWatch serves a cluster-wide watch while namespaces are served from the upstream groups.
-func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *exchange, view *modes) {
-	if ex.req.WebSocket {
-		s.unavailable(w, "a cluster-wide watch over a websocket is not served while namespaces are served from different API groups; watch over HTTP")
+// serveMergedWatch serves a cluster-wide watch, classified as req, whose target is t, while namespaces
+// are served from the upstream groups; core serves its private part.
+func (f *Filter) serveMergedWatch(w http.ResponseWriter, r *http.Request, req *classify.Request, t *Target, core http.Handler, view *modes) {
+	if req.WebSocket {
+		f.unavailable(w, "a cluster-wide watch over a websocket is not served while namespaces are served from different API groups; watch over HTTP")
 		return
 	}
 	q := r.URL.Query()
@@ -351,14 +352,14 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 			p.close()
 		}
 	}()
-	first := s.startWatch(r, r.URL.Path, private, false)
+	first := f.startWatch(r, core, r.URL.Path, private, false)
 	parts = append(parts, first)
 	if first.code != http.StatusOK {
 		first.writeTo(w)
 		return
 	}
 	for _, ns := range view.upstream {
-		p := s.startWatch(r, namespacedPath(r.URL.Path, ex.req.Group, ex.req.Version, ns), q, true)
+		p := f.startWatch(r, core, namespacedPath(r.URL.Path, req.Group, req.Version, ns), q, true)
 		if p.unserved() {
 			p.close()
 			continue
@@ -388,8 +389,8 @@ func (s *server) serveMergedWatch(w http.ResponseWriter, r *http.Request, ex *ex
 		select {
 		case <-ctx.Done():
 			return
-		case <-ex.target.ends.Done():
-			if !errors.Is(context.Cause(ex.target.ends), errModeChanged) {
+		case <-t.Ends.Done():
+			if !errors.Is(context.Cause(t.Ends), errModeChanged) {
 				return // the request ended
 			}
 			_, _ = w.Write(expiredEvent(modeChanged))
@@ -431,9 +432,9 @@ type watchPart struct {
 
 // startWatch starts one part in process (inprocess.Start) and waits for its response headers (or its
 // whole answer if it failed).
-func (s *server) startWatch(r *http.Request, path string, query url.Values, upstream bool) *watchPart {
-	sub, cancel := s.subRequest(r, path, query, upstream)
-	st := inprocess.Start(s.partHandler(upstream), sub)
+func (f *Filter) startWatch(r *http.Request, core http.Handler, path string, query url.Values, upstream bool) *watchPart {
+	sub, cancel := f.subRequest(r, path, query, upstream)
+	st := inprocess.Start(f.partHandler(core, upstream), sub)
 	p := &watchPart{part: part{code: st.Code, header: st.Header, body: &bytes.Buffer{}}, stream: st.Body, cancel: cancel}
 	if p.code != http.StatusOK {
 		// An error answer: read it whole.

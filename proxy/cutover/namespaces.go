@@ -1,4 +1,4 @@
-package server
+package cutover
 
 // Per-namespace serving modes: which API groups a namespace's mapped kinds are served from, as the
 // Namespace label serving.Label says (package migration/serving holds the contract).
@@ -153,6 +153,12 @@ func (n *Namespaces) Ready(*http.Request) error {
 
 // current returns the current view.
 func (n *Namespaces) current() *modes { return n.snap.Load() }
+
+// Upstream reports whether namespace is served from the upstream groups now (its serving mode as the
+// last Set and SetGuarded left it).
+func (n *Namespaces) Upstream(namespace string) bool {
+	return n.current().mode(namespace).mode.Upstream()
+}
 
 // Set applies a Namespace's labels and resourceVersion (as the informer saw it).
 func (n *Namespaces) Set(name, resourceVersion string, labels map[string]string) {

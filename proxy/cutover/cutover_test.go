@@ -1,4 +1,4 @@
-package server_test
+package cutover_test
 
 import (
 	"bufio"
@@ -18,13 +18,14 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
+	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
 // newCutoverProxy serves the proxy in front of backendURL, following ns (synced unless told otherwise).
-func newCutoverProxy(t *testing.T, backendURL string, ns *server.Namespaces) *httptest.Server {
+func newCutoverProxy(t *testing.T, backendURL string, ns *cutover.Namespaces) *httptest.Server {
 	t.Helper()
 	h, err := server.New(server.Options{
 		Backend:    &rest.Config{Host: backendURL},
@@ -64,7 +65,7 @@ func okBackend(t *testing.T) *backend {
 
 func TestNotSyncedAnswers503(t *testing.T) {
 	b := okBackend(t)
-	p := newCutoverProxy(t, b.URL, server.NewNamespaces(nil))
+	p := newCutoverProxy(t, b.URL, cutover.NewNamespaces(nil))
 	for _, tc := range []struct{ method, target string }{
 		{"GET", privMachines},
 		{"GET", "/apis/cluster.x-k8s.io/v1beta2/machines"},
@@ -89,7 +90,7 @@ func TestNotSyncedAnswers503(t *testing.T) {
 
 func TestServedByMode(t *testing.T) {
 	b := okBackend(t)
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.Set("held", "11", labelled("upstream-held"))
@@ -155,7 +156,7 @@ func TestServedByMode(t *testing.T) {
 // of the namespace from before the change is ended.
 func TestUnguardedLabel(t *testing.T) {
 	b := okBackend(t)
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.Set("up", "10", labelled("upstream"))
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
@@ -198,7 +199,7 @@ func TestHeldWrites(t *testing.T) {
 	b := okBackend(t)
 	m := metrics.New()
 	reg := m.Registry()
-	ns := server.NewNamespaces(m)
+	ns := cutover.NewNamespaces(m)
 	ns.SetGuarded(true, "1")
 	ns.Set("held", "11", labelled("upstream-held"))
 	ns.Set("pheld", "12", labelled("private-held"))
@@ -266,7 +267,7 @@ func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 func TestNamespacesByModeMetric(t *testing.T) {
 	m := metrics.New()
 	reg := m.Registry()
-	ns := server.NewNamespaces(m)
+	ns := cutover.NewNamespaces(m)
 	ns.SetGuarded(true, "1")
 	ns.Set("a", "1", labelled("upstream"))
 	ns.Set("b", "2", labelled("upstream"))
@@ -342,7 +343,7 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("a", "10", labelled("upstream")) // passed through as it is: the backend's half event too
 	ns.MarkSynced()
@@ -402,7 +403,7 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 
 func TestNamespaceDeletedAndRecreated(t *testing.T) {
 	b := okBackend(t)
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.MarkSynced()
@@ -436,7 +437,7 @@ func TestNamespaceDeletedAndRecreated(t *testing.T) {
 // TestClusterWideUnlabelled: with no namespace labelled, a cluster-wide list is today's request.
 func TestClusterWideUnlabelled(t *testing.T) {
 	b := okBackend(t)
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
@@ -470,7 +471,7 @@ func TestMergedList(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	})
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.Set("up2", "11", labelled("upstream-held"))
@@ -516,7 +517,7 @@ func TestMergedWatch(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("up", "3", labelled("upstream"))
 	ns.MarkSynced()
@@ -595,7 +596,7 @@ func TestMergedTable(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	})
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("up", "10", labelled("upstream"))
 	ns.MarkSynced()
@@ -638,7 +639,7 @@ func TestMergedWatchEndsWithAPart(t *testing.T) {
 			t.Errorf("unexpected request %s", r.URL)
 		}
 	})
-	ns := server.NewNamespaces(nil)
+	ns := cutover.NewNamespaces(nil)
 	ns.SetGuarded(true, "1")
 	ns.Set("up", "3", labelled("upstream"))
 	ns.Set("gone", "4", labelled("upstream"))
@@ -680,7 +681,7 @@ func BenchmarkUnlabelled(b *testing.B) {
 		b.Run(fmt.Sprintf("follow=%v", follow), func(b *testing.B) {
 			o := server.Options{Backend: &rest.Config{Host: fake.URL}, Routes: routestesting.Table()}
 			if follow {
-				o.Namespaces = server.NewNamespaces(nil)
+				o.Namespaces = cutover.NewNamespaces(nil)
 				o.Namespaces.MarkSynced()
 			}
 			h, err := server.New(o)
