@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,9 +67,13 @@ func TestProbeWalksServedVersions(t *testing.T) {
 	}
 }
 
+// TestDownloadErrorNamesNoAddress: what go mod download says when the module proxy refuses a version
+// (the URL it read, the status, the server's words) comes back without the URL.
 func TestDownloadErrorNamesNoAddress(t *testing.T) {
-	msg := "sigs.k8s.io/cluster-api-provider-aws/v2@v2.14.0: reading https://proxy.example.com/sigs.k8s.io/cluster-api-provider-aws/v2/@v/v2.14.0.info: 403 Forbidden\n\tserver response: This module version is not available."
-	if got := downloadError("sigs.k8s.io/cluster-api-provider-aws/v2", "v2.14.0", msg); got != "403 Forbidden: This module version is not available." {
+	const mod, version, moduleProxy = "sigs.k8s.io/cluster-api-provider-aws/v2", "v2.14.0", "https://proxy.example.com"
+	msg := fmt.Sprintf("%s@%s: reading %s/%s/@v/%s.info: 403 Forbidden\n\tserver response: This module version is not available.",
+		mod, version, moduleProxy, mod, version)
+	if got := downloadError(mod, version, msg); got != "403 Forbidden: This module version is not available." {
 		t.Errorf("downloadError: %q", got)
 	}
 }
