@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,9 +180,8 @@ func moduleDir(module, version string) (string, error) {
 
 // crdGenerators returns, for each module of mods (module path -> version), the controller-gen versions
 // its published CRDs were generated with (their controller-gen.kubebuilder.io/version annotation), with
-// how many CRDs each, as "v0.20.0 (13)": the YAML files of each .../crd/bases directory of the module,
-// outside test, internal, cmd, hack, docs and templates trees, as tests/conformance reads them. Modules
-// without such CRDs are left out.
+// how many CRDs each, as "v0.20.0 (13)": of the module's upstream.PublishedCRDFiles, as tests/conformance
+// reads them. Modules without such CRDs are left out.
 func crdGenerators(mods map[string]string, dir func(module, version string) (string, error)) (map[string][]string, error) {
 	out := map[string][]string{}
 	for _, m := range sortedKeys(mods) {
@@ -192,31 +190,18 @@ func crdGenerators(mods map[string]string, dir func(module, version string) (str
 			return nil, err
 		}
 		counts := map[string]int{}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		files, err := upstream.PublishedCRDFiles(root)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
 			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				switch d.Name() {
-				case "test", "internal", "cmd", "hack", "docs", "templates":
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if filepath.Ext(p) != ".yaml" || filepath.Base(filepath.Dir(p)) != "bases" || filepath.Base(filepath.Dir(filepath.Dir(p))) != "crd" {
-				return nil
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, m := range generatorVersion.FindAllSubmatch(data, -1) {
 				counts[string(m[1])]++
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
 		for _, v := range sortedKeys(counts) {
 			out[m] = append(out[m], fmt.Sprintf("%s (%d)", v, counts[v]))

@@ -9,25 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
-
-// equalJSON fails unless got and want are the same JSON value.
-func equalJSON(t *testing.T, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("got invalid JSON %s: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("want invalid JSON %s: %v", want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("\n got %s\nwant %s", got, want)
-	}
-}
 
 func TestUpstream(t *testing.T) {
 	tr := New(routestesting.Table())
@@ -68,7 +54,7 @@ func TestUpstream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			equalJSON(t, out, tc.want)
+			backendtesting.EqualJSON(t, out, tc.want)
 		})
 	}
 }
@@ -183,7 +169,7 @@ func TestPatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			equalJSON(t, out, tc.want)
+			backendtesting.EqualJSON(t, out, tc.want)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -260,7 +261,7 @@ func TestBuiltinPatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.mediaType == ApplyPatchYAML {
-				equalJSON(t, out, tc.want)
+				backendtesting.EqualJSON(t, out, tc.want)
 			} else if string(out) != tc.want {
 				t.Errorf("got  %s\nwant %s", out, tc.want)
 			}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 )
 
 func TestCBORToJSON(t *testing.T) {
@@ -16,7 +18,7 @@ func TestCBORToJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalJSON(t, out, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m","generation":2},"spec":{"replicas":1.5}}`)
+	backendtesting.EqualJSON(t, out, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m","generation":2},"spec":{"replicas":1.5}}`)
 	if _, err := CBORToJSON([]byte("not cbor")); err == nil {
 		t.Error("malformed CBOR: want an error")
 	}

@@ -7,6 +7,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
@@ -102,7 +103,7 @@ func TestResolveJSONPatch(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the resolved patch %s: %v", out, err)
 			}
-			equalJSON(t, got, tc.want)
+			backendtesting.EqualJSON(t, got, tc.want)
 			// Applied to the object changed since, it fails. (A replace of the whole object sets the
 			// resourceVersion it read, which the apiserver answers with 409 Conflict.)
 			if strings.Contains(string(out), `"path":""`) {

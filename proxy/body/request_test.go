@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -98,9 +99,9 @@ func TestObjectToPrivate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				equalJSON(t, j, tc.want)
+				backendtesting.EqualJSON(t, j, tc.want)
 			case tc.wantType == "application/json" && tc.contentType != "application/json":
-				equalJSON(t, out, tc.want)
+				backendtesting.EqualJSON(t, out, tc.want)
 			case string(out) != tc.want:
 				t.Errorf("got\n%s\nwant\n%s", out, tc.want)
 			}
@@ -210,9 +211,9 @@ func TestPatchToPrivate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				equalJSON(t, j, tc.want)
+				backendtesting.EqualJSON(t, j, tc.want)
 			case tc.wantType != tc.contentType:
-				equalJSON(t, out, tc.want)
+				backendtesting.EqualJSON(t, out, tc.want)
 			case string(out) != tc.want:
 				t.Errorf("got\n%s\nwant\n%s", out, tc.want)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
@@ -53,8 +54,8 @@ const (
 )
 
 // okBackend answers every request with a Machine in the private group (200, or 201 for a POST).
-func okBackend(t *testing.T) *backend {
-	return newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+func okBackend(t *testing.T) *backendtesting.Backend {
+	return backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodPost {
 			w.WriteHeader(http.StatusCreated)
@@ -71,19 +72,19 @@ func TestNotSyncedAnswers503(t *testing.T) {
 		{"GET", "/apis/cluster.x-k8s.io/v1beta2/machines"},
 		{"POST", "/api/v1/namespaces/up/secrets"},
 	} {
-		resp, data := do(t, tc.method, p.URL+tc.target, `{}`, nil)
+		resp, data := backendtesting.Do(t, tc.method, p.URL+tc.target, `{}`, nil)
 		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 			t.Errorf("%s %s: %d Retry-After=%q, want 503 with Retry-After", tc.method, tc.target, resp.StatusCode, resp.Header.Get("Retry-After"))
 		}
-		if s := status(t, data); s.Details == nil || s.Details.RetryAfterSeconds != 1 {
+		if s := backendtesting.Status(t, data); s.Details == nil || s.Details.RetryAfterSeconds != 1 {
 			t.Errorf("%s %s: %s", tc.method, tc.target, data)
 		}
 	}
-	if b.count() != 0 {
-		t.Errorf("the backend got %d requests", b.count())
+	if b.Count() != 0 {
+		t.Errorf("the backend got %d requests", b.Count())
 	}
 	// Reads of built-in kinds do not depend on the modes.
-	if resp, _ := do(t, "GET", p.URL+"/api/v1/namespaces/up/secrets", "", nil); resp.StatusCode != http.StatusOK {
+	if resp, _ := backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces/up/secrets", "", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("a built-in read: %d", resp.StatusCode)
 	}
 }
@@ -114,11 +115,11 @@ func TestServedByMode(t *testing.T) {
 		{"unlabelled", "/apis/cluster.x-k8s.io/v1beta2/namespaces/other/machines/u1", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/other/machines/u1", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, data := do(t, "GET", p.URL+tc.target, "", nil)
+			resp, data := backendtesting.Do(t, "GET", p.URL+tc.target, "", nil)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("%d %s", resp.StatusCode, data)
 			}
-			got := b.last(t)
+			got := b.Last(t)
 			if u, _ := url.PathUnescape(got.Path); u != tc.backendPath {
 				t.Errorf("backend path %s, want %s", got.Path, tc.backendPath)
 			}
@@ -131,20 +132,20 @@ func TestServedByMode(t *testing.T) {
 
 	t.Run("upstream write is untranslated", func(t *testing.T) {
 		body := `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"u2"},"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io"}}}`
-		resp, _ := do(t, "POST", p.URL+upMachines+"?fieldManager=x", body, http.Header{"Content-Type": {"application/json"}})
-		got := b.last(t)
+		resp, _ := backendtesting.Do(t, "POST", p.URL+upMachines+"?fieldManager=x", body, http.Header{"Content-Type": {"application/json"}})
+		got := b.Last(t)
 		if resp.StatusCode != http.StatusCreated || string(got.Body) != body || got.Path != "/apis/cluster.x-k8s.io/v1beta2/namespaces/up/machines" {
 			t.Errorf("%d: backend got %s %s", resp.StatusCode, got.Path, got.Body)
 		}
 	})
 	t.Run("built-in write in an upstream namespace is untranslated", func(t *testing.T) {
 		body := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","name":"u1","uid":"1"}]}}`
-		do(t, "POST", p.URL+"/api/v1/namespaces/up/secrets", body, http.Header{"Content-Type": {"application/json"}})
-		if got := b.last(t); string(got.Body) != body {
+		backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/up/secrets", body, http.Header{"Content-Type": {"application/json"}})
+		if got := b.Last(t); string(got.Body) != body {
 			t.Errorf("backend got %s", got.Body)
 		}
-		do(t, "POST", p.URL+"/api/v1/namespaces/priv/secrets", body, http.Header{"Content-Type": {"application/json"}})
-		if got := b.last(t); !strings.Contains(string(got.Body), "cluster.hypershift.openshift.io/v1beta2") {
+		backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/priv/secrets", body, http.Header{"Content-Type": {"application/json"}})
+		if got := b.Last(t); !strings.Contains(string(got.Body), "cluster.hypershift.openshift.io/v1beta2") {
 			t.Errorf("in a private namespace, backend got %s", got.Body)
 		}
 	})
@@ -161,36 +162,36 @@ func TestUnguardedLabel(t *testing.T) {
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
 
-	resp, data := do(t, "GET", p.URL+upMachines+"/u1", "", nil)
-	if resp.StatusCode != http.StatusOK || b.last(t).Path != "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/up/machines/u1" {
-		t.Fatalf("unguarded read: %d %s from %s, want the private group", resp.StatusCode, data, b.last(t).Path)
+	resp, data := backendtesting.Do(t, "GET", p.URL+upMachines+"/u1", "", nil)
+	if resp.StatusCode != http.StatusOK || b.Last(t).Path != "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/up/machines/u1" {
+		t.Fatalf("unguarded read: %d %s from %s, want the private group", resp.StatusCode, data, b.Last(t).Path)
 	}
-	resp, data = do(t, "POST", p.URL+upMachines, `{}`, http.Header{"Content-Type": {"application/json"}})
+	resp, data = backendtesting.Do(t, "POST", p.URL+upMachines, `{}`, http.Header{"Content-Type": {"application/json"}})
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(data), "not guarded") {
 		t.Errorf("unguarded write: %d %s, want 429 naming the missing guard", resp.StatusCode, data)
 	}
 
 	ns.SetGuarded(true, "20")
-	if resp, _ := do(t, "GET", p.URL+upMachines+"/u1", "", nil); resp.StatusCode != http.StatusOK || b.last(t).Path != upMachines+"/u1" {
-		t.Errorf("guarded read: %d from %s, want the upstream group", resp.StatusCode, b.last(t).Path)
+	if resp, _ := backendtesting.Do(t, "GET", p.URL+upMachines+"/u1", "", nil); resp.StatusCode != http.StatusOK || b.Last(t).Path != upMachines+"/u1" {
+		t.Errorf("guarded read: %d from %s, want the upstream group", resp.StatusCode, b.Last(t).Path)
 	}
 	// From before the guard's change: expired, as after a label change.
-	before := b.count()
-	if resp, data := do(t, "GET", p.URL+upMachines+"?watch=true&resourceVersion=15", "", nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"code":410`) {
+	before := b.Count()
+	if resp, data := backendtesting.Do(t, "GET", p.URL+upMachines+"?watch=true&resourceVersion=15", "", nil); resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"code":410`) {
 		t.Errorf("watch from before the change: %d %s, want an ERROR event with 410", resp.StatusCode, data)
 	}
-	if b.count() != before {
+	if b.Count() != before {
 		t.Errorf("the watch from before the change reached the backend")
 	}
 
 	// Losing the guard (the policy deleted) holds the namespace again.
 	ns.SetGuarded(false, "30")
-	if resp, _ := do(t, "DELETE", p.URL+upMachines+"/u1", "", nil); resp.StatusCode != http.StatusTooManyRequests {
+	if resp, _ := backendtesting.Do(t, "DELETE", p.URL+upMachines+"/u1", "", nil); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("write after the guard went: %d, want 429", resp.StatusCode)
 	}
 	// A namespace labelled private is served as before whatever the guard.
 	ns.Set("priv", "31", labelled("private"))
-	if resp, _ := do(t, "DELETE", p.URL+privMachines+"/u1", "", nil); resp.StatusCode != http.StatusOK {
+	if resp, _ := backendtesting.Do(t, "DELETE", p.URL+privMachines+"/u1", "", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("a namespace labelled private: %d", resp.StatusCode)
 	}
 }
@@ -220,23 +221,23 @@ func TestHeldWrites(t *testing.T) {
 			{"DELETE", base + "/m1", ""},
 			{"DELETE", base, ""},
 		} {
-			resp, data := do(t, tc.method, p.URL+tc.target, `{}`, http.Header{"Content-Type": {tc.contentType}})
+			resp, data := backendtesting.Do(t, tc.method, p.URL+tc.target, `{}`, http.Header{"Content-Type": {tc.contentType}})
 			held++
 			if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
 				t.Errorf("%s %s: %d Retry-After=%q, want 429", tc.method, tc.target, resp.StatusCode, resp.Header.Get("Retry-After"))
 				continue
 			}
-			s := status(t, data)
+			s := backendtesting.Status(t, data)
 			if s.Reason != metav1.StatusReasonTooManyRequests || s.Details == nil || s.Details.RetryAfterSeconds != 1 {
 				t.Errorf("%s %s: %s", tc.method, tc.target, data)
 			}
 		}
 	}
-	if b.count() != 0 {
-		t.Errorf("the backend got %d writes", b.count())
+	if b.Count() != 0 {
+		t.Errorf("the backend got %d writes", b.Count())
 	}
 	// A cluster-wide deletecollection would reach held namespaces.
-	if resp, _ := do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusTooManyRequests {
+	if resp, _ := backendtesting.Do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("cluster-wide deletecollection: %d", resp.StatusCode)
 	}
 	held++
@@ -319,7 +320,7 @@ func watchEvent(t *testing.T, r *bufio.Reader) (string, metav1.Status) {
 // from before the change is answered 410.
 func TestWatchEndsOnModeChange(t *testing.T) {
 	release := make(chan struct{})
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("watch") != "true" {
 			io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"30"},"items":[]}`)
@@ -382,20 +383,20 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 	// Namespace b's watch is still open: it ends when the test's cleanup closes it. A watch of b from
 	// before a's change is fine; of a, it is expired.
 	_ = other
-	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?watch=true&resourceVersion=20", "", nil)
+	resp, data := backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?watch=true&resourceVersion=20", "", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"code":410`) {
 		t.Errorf("a watch from before the change: %d %s", resp.StatusCode, data)
 	}
-	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20&resourceVersionMatch=Exact", "", nil)
+	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20&resourceVersionMatch=Exact", "", nil)
 	if resp.StatusCode != http.StatusGone {
 		t.Errorf("an exact list from before the change: %d %s", resp.StatusCode, data)
 	}
-	resp, _ = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20", "", nil)
+	resp, _ = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20", "", nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("a list not older than before the change: %d", resp.StatusCode)
 	}
 	// Cluster-wide: expired from before any change.
-	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=24", "", nil)
+	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=24", "", nil)
 	if !strings.Contains(string(data), `"code":410`) {
 		t.Errorf("a cluster-wide watch from before the change: %d %s", resp.StatusCode, data)
 	}
@@ -409,8 +410,8 @@ func TestNamespaceDeletedAndRecreated(t *testing.T) {
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
 	get := func() string {
-		do(t, "GET", p.URL+upMachines+"/u1", "", nil)
-		return b.last(t).Path
+		backendtesting.Do(t, "GET", p.URL+upMachines+"/u1", "", nil)
+		return b.Last(t).Path
 	}
 	if got := get(); !strings.HasPrefix(got, "/apis/cluster.x-k8s.io/") {
 		t.Errorf("upstream: %s", got)
@@ -429,7 +430,7 @@ func TestNamespaceDeletedAndRecreated(t *testing.T) {
 	}
 	// Once every namespace is private again, a cluster-wide deletecollection is no longer held.
 	ns.Set("up", "50", labelled("private"))
-	if resp, data := do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusOK {
+	if resp, data := backendtesting.Do(t, "DELETE", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("cluster-wide deletecollection: %d %s", resp.StatusCode, data)
 	}
 }
@@ -441,15 +442,15 @@ func TestClusterWideUnlabelled(t *testing.T) {
 	ns.SetGuarded(true, "1")
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
-	do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=5&labelSelector=a%3Db", "", nil)
-	got := b.last(t)
+	backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=5&labelSelector=a%3Db", "", nil)
+	got := b.Last(t)
 	if got.Path != "/apis/cluster.hypershift.openshift.io/v1beta2/machines" || got.RawQuery != "limit=5&labelSelector=a%3Db" {
 		t.Errorf("backend got %s?%s", got.Path, got.RawQuery)
 	}
 }
 
 func TestMergedList(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		q := r.URL.Query()
 		switch r.URL.Path {
@@ -477,23 +478,23 @@ func TestMergedList(t *testing.T) {
 	ns.Set("up2", "11", labelled("upstream-held"))
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
-	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=1&fieldSelector=spec.x%3Dy", "", nil)
+	resp, data := backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=1&fieldSelector=spec.x%3Dy", "", nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"42"},"items":[`+
+	backendtesting.EqualJSON(t, data, `{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"42"},"items":[`+
 		`{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"p1","namespace":"priv"}},`+upstreamMachineIn+`]}`)
 	if !strings.Contains(string(data), upstreamMachineIn) {
 		t.Errorf("the upstream item was not kept byte for byte: %s", data)
 	}
-	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=1&continue=abc", "", nil)
+	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?limit=1&continue=abc", "", nil)
 	if resp.StatusCode != http.StatusGone {
 		t.Errorf("a continued list while mixed: %d %s", resp.StatusCode, data)
 	}
 }
 
 func TestMergedWatch(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		q := r.URL.Query()
@@ -582,7 +583,7 @@ func TestMergedWatch(t *testing.T) {
 // TestMergedTable: kubectl's Table of a cluster-wide list while mixed takes the private Table's columns;
 // upstream rows get their cells by column name. Asked for YAML, the merged answer is YAML.
 func TestMergedTable(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json;as=Table;v=v1;g=meta.k8s.io")
 		switch r.URL.Path {
 		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
@@ -602,16 +603,16 @@ func TestMergedTable(t *testing.T) {
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
 	table := http.Header{"Accept": {"application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}}
-	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", table)
+	resp, data := backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", table)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
+	backendtesting.EqualJSON(t, data, `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"42"},`+
 		`"columnDefinitions":[{"name":"Name"},{"name":"Phase"},{"name":"Age"}],"rows":[`+
 		`{"cells":["p1","Running","1d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"p1","namespace":"priv"}}},`+
 		`{"cells":["u1","","2d"],"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"u1","namespace":"up"}}}]}`)
 
-	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", http.Header{"Accept": {"application/yaml"}})
+	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines", "", http.Header{"Accept": {"application/yaml"}})
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(data), "name: u1") {
 		t.Errorf("YAML: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
 	}
@@ -620,7 +621,7 @@ func TestMergedTable(t *testing.T) {
 // TestMergedWatchEndsWithAPart: a namespace whose kind the upstream CRDs do not serve contributes
 // nothing; when one part ends, the merged watch ends cleanly after its last whole event.
 func TestMergedWatchEndsWithAPart(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/apis/cluster.hypershift.openshift.io/v1beta2/machines":
 			w.Header().Set("Content-Type", "application/json")
@@ -645,7 +646,7 @@ func TestMergedWatchEndsWithAPart(t *testing.T) {
 	ns.Set("gone", "4", labelled("upstream"))
 	ns.MarkSynced()
 	p := newCutoverProxy(t, b.URL, ns)
-	resp, data := do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true", "", nil)
+	resp, data := backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true", "", nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, data)
 	}

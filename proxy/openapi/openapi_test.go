@@ -1,30 +1,15 @@
 package openapi
 
 import (
-	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
-
-func equalJSON(t *testing.T, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("got invalid JSON %s: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("want invalid JSON %s: %v", want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("\n got %s\nwant %s", got, want)
-	}
-}
 
 func TestSpecV2(t *testing.T) {
 	rw := New(routestesting.Table())
@@ -50,7 +35,7 @@ func TestSpecV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	// MachineSpec is not a routed kind: a model of a mapped group without a route is dropped.
-	equalJSON(t, out, `{"swagger":"2.0","paths":{
+	backendtesting.EqualJSON(t, out, `{"swagger":"2.0","paths":{
 		"/apis/cluster.x-k8s.io/v1beta2/namespaces/{namespace}/machines/{name}":{"get":{"operationId":"readClusterXK8sIoV1beta2NamespacedMachine",
 			"tags":["clusterXK8sIo_v1beta2"],"responses":{"200":{"schema":{"$ref":"#/definitions/io.x-k8s.cluster.v1beta2.Machine"}}},
 			"x-kubernetes-group-version-kind":{"group":"cluster.x-k8s.io","kind":"Machine","version":"v1beta2"}}},
@@ -88,7 +73,7 @@ func TestSpecV3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalJSON(t, out, `{"openapi":"3.0.0","paths":{"/apis/cluster.x-k8s.io/v1beta1/machines":{"get":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/io.x-k8s.cluster.v1beta1.MachineList"}}}}}}}},
+	backendtesting.EqualJSON(t, out, `{"openapi":"3.0.0","paths":{"/apis/cluster.x-k8s.io/v1beta1/machines":{"get":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/io.x-k8s.cluster.v1beta1.MachineList"}}}}}}}},
 		"components":{"schemas":{"io.x-k8s.cluster.v1beta1.MachineList":{"x-kubernetes-group-version-kind":[{"group":"cluster.x-k8s.io","kind":"MachineList","version":"v1beta1"}]}}}}`)
 	for _, bad := range []string{`{"paths":`, `[]`} {
 		if _, err := rw.Spec([]byte(bad)); err == nil {
@@ -113,7 +98,7 @@ func TestIndexAndHash(t *testing.T) {
 	if len(hash) != 128 || strings.ToUpper(hash) != hash || hash == rw.Hash("CCD") {
 		t.Errorf("Hash = %q", hash)
 	}
-	equalJSON(t, out, `{"paths":{
+	backendtesting.EqualJSON(t, out, `{"paths":{
 		"api/v1":{"serverRelativeURL":"/openapi/v3/api/v1?hash=AAA"},
 		"apis/apps/v1":{"serverRelativeURL":"/openapi/v3/apis/apps/v1?hash=BBB"},
 		"apis/cluster.x-k8s.io/v1beta2":{"serverRelativeURL":"/openapi/v3/apis/cluster.x-k8s.io/v1beta2?hash=`+hash+`"}}}`)

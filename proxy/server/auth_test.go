@@ -13,6 +13,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
@@ -75,7 +76,7 @@ func TestAuthModes(t *testing.T) {
 		p := proxyFor(t, cfg, auth.PassThrough)
 		h := clientHeaders.Clone()
 		h.Set("Impersonate-User", "bob")
-		resp, data := do(t, "GET", p.URL+"/api/v1/namespaces", "", h)
+		resp, data := backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces", "", h)
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d: %s", resp.StatusCode, data)
 		}
@@ -83,7 +84,7 @@ func TestAuthModes(t *testing.T) {
 		if got := <-seen; got != want {
 			t.Errorf("backend saw %+v, want %+v", got, want)
 		}
-		do(t, "GET", p.URL+"/api/v1/namespaces", "", nil)
+		backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces", "", nil)
 		if got := <-seen; got != (clientIdentity{}) {
 			t.Errorf("an anonymous client reached the backend as %+v", got)
 		}
@@ -91,7 +92,7 @@ func TestAuthModes(t *testing.T) {
 
 	t.Run("sidecar carries the pod's credentials, never the client's", func(t *testing.T) {
 		p := proxyFor(t, cfg, auth.Sidecar)
-		resp, data := do(t, "GET", p.URL+"/api/v1/namespaces", "", clientHeaders)
+		resp, data := backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces", "", clientHeaders)
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d: %s", resp.StatusCode, data)
 		}
@@ -102,11 +103,11 @@ func TestAuthModes(t *testing.T) {
 
 		h := clientHeaders.Clone()
 		h.Set("Impersonate-User", "bob")
-		resp, data = do(t, "GET", p.URL+"/api/v1/namespaces", "", h)
+		resp, data = backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces", "", h)
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("impersonating through the sidecar: status %d: %s", resp.StatusCode, data)
 		}
-		if s := status(t, data); s.Code != 403 {
+		if s := backendtesting.Status(t, data); s.Code != 403 {
 			t.Errorf("Status %+v", s)
 		}
 		select {
@@ -119,12 +120,12 @@ func TestAuthModes(t *testing.T) {
 
 func TestSidecarUpgradeCarriesThePodsCredentials(t *testing.T) {
 	var got http.Header
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
 		w.WriteHeader(http.StatusBadRequest)
 	})
 	p := proxyFor(t, &rest.Config{Host: b.URL, BearerToken: "pod-token"}, auth.Sidecar)
-	do(t, "POST", p.URL+"/api/v1/namespaces/ns/pods/p/exec?command=sh", "", http.Header{
+	backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/ns/pods/p/exec?command=sh", "", http.Header{
 		"Authorization": {"Bearer client-token"}, "Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"},
 	})
 	if a := got.Values("Authorization"); !reflect.DeepEqual(a, []string{"Bearer pod-token"}) {

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
@@ -22,7 +23,7 @@ import (
 // kube-apiserver does; a small one, or one for a client that does not, is not.
 func TestGzipToClient(t *testing.T) {
 	padding := strings.Repeat("x", 150<<10)
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/big"):
@@ -104,7 +105,7 @@ func TestGzipToClient(t *testing.T) {
 // gzips) reaches a client that accepts gzip as it is written, not once 128 KiB have gathered.
 func TestFollowedLogNotHeldBack(t *testing.T) {
 	release := make(chan struct{})
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "first line\n")
 		w.(http.Flusher).Flush()
@@ -157,7 +158,7 @@ func TestGzipPassThrough(t *testing.T) {
 	// A protobuf answer naming no private group is passed through without being decoded: its bytes need
 	// only the protobuf envelope's magic to be taken for protobuf.
 	protobuf := gzipped(append([]byte("k8s\x00"), bytes.Repeat([]byte("\x0a\x02v1\x12\x0aSecretList"), 20000)...))
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		var body []byte
 		switch r.URL.Path {
@@ -179,20 +180,9 @@ func TestGzipPassThrough(t *testing.T) {
 		_, _ = w.Write(body)
 	})
 	p := newProxy(t, b.URL)
-	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	// An Accept-Encoding of the client's own: the transport leaves the answer compressed.
 	get := func(path string) (*http.Response, []byte) {
-		req, _ := http.NewRequest(http.MethodGet, p.URL+path, nil)
-		req.Header.Set("Accept-Encoding", "gzip")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, data
+		return backendtesting.Do(t, http.MethodGet, p.URL+path, "", http.Header{"Accept-Encoding": {"gzip"}})
 	}
 	resp, data := get("/api/v1/namespaces/plain/secrets")
 	if !bytes.Equal(data, plain) || resp.Header.Get("Content-Encoding") != "gzip" {
@@ -222,11 +212,11 @@ func TestGzipPassThrough(t *testing.T) {
 	// A list the proxy translates is asked for compressed (listsGzip), a single object of a mapped kind
 	// uncompressed.
 	get(upstreamMachines)
-	if ae := b.last(t).Header.Get("Accept-Encoding"); ae != "gzip" {
+	if ae := b.Last(t).Header.Get("Accept-Encoding"); ae != "gzip" {
 		t.Errorf("a list of a mapped kind: the backend was asked for Accept-Encoding %q, want gzip", ae)
 	}
 	get(upstreamMachines + "/m")
-	if ae := b.last(t).Header.Get("Accept-Encoding"); ae != "identity" {
+	if ae := b.Last(t).Header.Get("Accept-Encoding"); ae != "identity" {
 		t.Errorf("a Machine: the backend was asked for Accept-Encoding %q, want identity", ae)
 	}
 }
@@ -238,7 +228,7 @@ func TestLoopbackIdentity(t *testing.T) {
 	padding := strings.Repeat("x", 150<<10)
 	var askedGzip []string
 	var mu sync.Mutex
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		askedGzip = append(askedGzip, r.URL.Path+" "+r.Header.Get("Accept-Encoding"))
 		mu.Unlock()

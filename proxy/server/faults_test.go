@@ -18,12 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
 
 func TestResponseHeaderTimeout(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("watch") == "true" {
 			// A watch's headers may come late (they do not with kube-apiserver): it is not bounded.
 			time.Sleep(600 * time.Millisecond)
@@ -40,23 +41,23 @@ func TestResponseHeaderTimeout(t *testing.T) {
 	p := httptest.NewServer(h)
 	defer p.Close()
 
-	resp, data := do(t, "GET", p.URL+upstreamMachines+"/m1", "", nil)
+	resp, data := backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/m1", "", nil)
 	if resp.StatusCode != http.StatusGatewayTimeout {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	if s := status(t, data); s.Reason != metav1.StatusReasonTimeout || !strings.Contains(s.Message, "no response headers") {
+	if s := backendtesting.Status(t, data); s.Reason != metav1.StatusReasonTimeout || !strings.Contains(s.Message, "no response headers") {
 		t.Errorf("Status %+v", s)
 	}
 
-	resp, data = do(t, "GET", p.URL+upstreamMachines+"?watch=true", "", nil)
+	resp, data = backendtesting.Do(t, "GET", p.URL+upstreamMachines+"?watch=true", "", nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("watch: status %d: %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, `{"type":"ADDED","object":`+upstreamMachine+`}`)
+	backendtesting.EqualJSON(t, data, `{"type":"ADDED","object":`+upstreamMachine+`}`)
 }
 
 func TestDeclaredBodyTooLarge(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) })
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) })
 	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), MaxRequestBodyBytes: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -68,19 +69,19 @@ func TestDeclaredBodyTooLarge(t *testing.T) {
 		upstreamMachines,
 		"/api/v1/namespaces/ns/configmaps",
 	} {
-		resp, data := do(t, "POST", p.URL+path, big, http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf"}})
+		resp, data := backendtesting.Do(t, "POST", p.URL+path, big, http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf"}})
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Errorf("POST %s: status %d: %s", path, resp.StatusCode, data)
-		} else if s := status(t, data); s.Reason != metav1.StatusReasonRequestEntityTooLarge {
+		} else if s := backendtesting.Status(t, data); s.Reason != metav1.StatusReasonRequestEntityTooLarge {
 			t.Errorf("POST %s: Status %+v", path, s)
 		}
 	}
-	if n := b.count(); n != 0 {
+	if n := b.Count(); n != 0 {
 		t.Errorf("the backend got %d requests", n)
 	}
 	// kube-apiserver does not bound what it proxies to a pod or service.
-	resp, data := do(t, "POST", p.URL+"/api/v1/namespaces/ns/services/s/proxy/upload", big, nil)
-	if resp.StatusCode != http.StatusCreated || b.count() != 1 {
+	resp, data := backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/ns/services/s/proxy/upload", big, nil)
+	if resp.StatusCode != http.StatusCreated || b.Count() != 1 {
 		t.Errorf("service proxy: status %d: %s", resp.StatusCode, data)
 	}
 }
@@ -89,7 +90,7 @@ func TestDeclaredBodyTooLarge(t *testing.T) {
 // mid-event ends the client's watch at the last whole event, without an error, as a watch that timed
 // out ends.
 func TestWatchEndsCleanlyWhenTheBackendBreaksOff(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"type":"ADDED","object":`+privateMachine+`}`)
 		fmt.Fprint(w, `{"type":"MODIFIED","object":{"apiVersion":"cluster.hy`)
@@ -106,7 +107,7 @@ func TestWatchEndsCleanlyWhenTheBackendBreaksOff(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the client's watch broke off (%v) after %q, want a clean end", err, data)
 	}
-	equalJSON(t, data, `{"type":"ADDED","object":`+upstreamMachine+`}`)
+	backendtesting.EqualJSON(t, data, `{"type":"ADDED","object":`+upstreamMachine+`}`)
 }
 
 // settledGoroutines waits until the number of goroutines is at most max, and returns it.
@@ -129,7 +130,7 @@ func settledGoroutines(t *testing.T, max int) int {
 // goroutines must settle back within a bound that a leak of one goroutine per request would break after
 // the first rounds.
 func TestSlowBackendNoGoroutineGrowth(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.URL.Query().Get("watch") == "true":
@@ -190,7 +191,7 @@ func TestStreamMemory(t *testing.T) {
 		`"annotations":{"pad":"` + strings.Repeat("x", 4000) + `"}},"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
 	const total = 64 << 20
 	items := total / len(item)
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{},"items":[`)
 		for i := 0; i < items; i++ {

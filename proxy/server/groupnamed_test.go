@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 )
 
 const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -45,7 +47,7 @@ func TestCRDDeleteCollection(t *testing.T) {
 			nil, "metadata.name=", nil, http.StatusOK, crdList()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+			b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				if r.Method == http.MethodGet {
 					_, _ = w.Write([]byte(crdList(tc.listed...)))
@@ -54,18 +56,16 @@ func TestCRDDeleteCollection(t *testing.T) {
 				_, _ = w.Write([]byte(crdList()))
 			})
 			p := newProxy(t, b.URL)
-			resp, data := do(t, http.MethodDelete, p.URL+crds+"?"+tc.query+"&limit=5&watch=1", `{"propagationPolicy":"Foreground"}`,
+			resp, data := backendtesting.Do(t, http.MethodDelete, p.URL+crds+"?"+tc.query+"&limit=5&watch=1", `{"propagationPolicy":"Foreground"}`,
 				http.Header{"Authorization": {"Bearer client"}, "Content-Type": {"application/json"}})
 			if resp.StatusCode != tc.wantCode {
 				t.Fatalf("deletecollection: %d %s, want %d", resp.StatusCode, data, tc.wantCode)
 			}
 			if tc.wantAnswer != "" {
-				equalJSON(t, data, tc.wantAnswer)
+				backendtesting.EqualJSON(t, data, tc.wantAnswer)
 			}
 
-			b.mu.Lock()
-			requests := b.requests
-			b.mu.Unlock()
+			requests := b.Requests()
 			var deleted []string
 			for i, r := range requests {
 				if r.Header.Get("Authorization") != "Bearer client" {
@@ -106,9 +106,9 @@ func TestCRDDeleteCollection(t *testing.T) {
 			return `customresourcedefinitions.apiextensions.k8s.io is forbidden: User \"alice\" cannot deletecollection resource \"customresourcedefinitions\"`
 		})
 		p := newProxy(t, b.URL)
-		resp, data := do(t, http.MethodDelete, p.URL+crds, "", nil)
-		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), "alice") || b.count() != 1 {
-			t.Errorf("deletecollection: %d %s after %d backend requests, want the backend's 403 after one", resp.StatusCode, data, b.count())
+		resp, data := backendtesting.Do(t, http.MethodDelete, p.URL+crds, "", nil)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), "alice") || b.Count() != 1 {
+			t.Errorf("deletecollection: %d %s after %d backend requests, want the backend's 403 after one", resp.StatusCode, data, b.Count())
 		}
 	})
 }
@@ -118,7 +118,7 @@ func TestCRDDeleteCollection(t *testing.T) {
 // anything (a GET, or a body of a type no apiserver decodes); watches see nothing.
 func TestCRDPrivateNames(t *testing.T) {
 	var forbid atomic.Bool
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case forbid.Load():
@@ -135,11 +135,11 @@ func TestCRDPrivateNames(t *testing.T) {
 	p := newProxy(t, b.URL)
 	for _, name := range []string{"machines.cluster.hypershift.openshift.io", "widgets.cluster.hypershift.openshift.io", "widgets.cluster.x-k8s.io"} {
 		for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			resp, data := do(t, method, p.URL+crds+"/"+name, `{}`, http.Header{"Content-Type": {"application/merge-patch+json"}})
-			if s := status(t, data); resp.StatusCode != http.StatusNotFound || s.Details == nil || s.Details.Name != name || s.Details.Kind != "customresourcedefinitions" {
+			resp, data := backendtesting.Do(t, method, p.URL+crds+"/"+name, `{}`, http.Header{"Content-Type": {"application/merge-patch+json"}})
+			if s := backendtesting.Status(t, data); resp.StatusCode != http.StatusNotFound || s.Details == nil || s.Details.Name != name || s.Details.Kind != "customresourcedefinitions" {
 				t.Errorf("%s %s: %d %s, want 404", method, name, resp.StatusCode, data)
 			}
-			sent := b.last(t)
+			sent := b.Last(t)
 			if sent.Method != method || sent.Path != crds+"/"+name ||
 				method != http.MethodGet && (sent.Header.Get("Content-Type") != "application/x-hypershift-capi-proxy-probe" || strings.Contains(string(sent.Body), "{}")) {
 				t.Errorf("%s %s sent %s %s %s %s", method, name, sent.Method, sent.Path, sent.Header.Get("Content-Type"), sent.Body)
@@ -147,15 +147,15 @@ func TestCRDPrivateNames(t *testing.T) {
 		}
 	}
 	forbid.Store(true)
-	resp, data := do(t, http.MethodDelete, p.URL+crds+"/machines.cluster.hypershift.openshift.io", "", nil)
+	resp, data := backendtesting.Do(t, http.MethodDelete, p.URL+crds+"/machines.cluster.hypershift.openshift.io", "", nil)
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), `\"machines.cluster.hypershift.openshift.io\" is forbidden`) {
 		t.Errorf("delete refused by the backend: %d %s, want its 403 as it is", resp.StatusCode, data)
 	}
 	forbid.Store(false)
 
-	resp, data = do(t, http.MethodGet, p.URL+crds+"?fieldSelector=metadata.name%3Dmachines.cluster.hypershift.openshift.io", "", nil)
-	if resp.StatusCode != http.StatusOK || b.last(t).RawQuery != "fieldSelector=metadata.name%3D" {
-		t.Errorf("list by a private name: %d %s, sent ?%s", resp.StatusCode, data, b.last(t).RawQuery)
+	resp, data = backendtesting.Do(t, http.MethodGet, p.URL+crds+"?fieldSelector=metadata.name%3Dmachines.cluster.hypershift.openshift.io", "", nil)
+	if resp.StatusCode != http.StatusOK || b.Last(t).RawQuery != "fieldSelector=metadata.name%3D" {
+		t.Errorf("list by a private name: %d %s, sent ?%s", resp.StatusCode, data, b.Last(t).RawQuery)
 	}
 }
 
@@ -167,7 +167,7 @@ const apiServices = "/apis/apiregistration.k8s.io/v1/apiservices"
 // backend sees them; lists are filtered and renamed, their fieldSelector translated.
 func TestAPIServices(t *testing.T) {
 	const privateName = "v1beta2.cluster.hypershift.openshift.io"
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/apiservices"):
@@ -189,19 +189,19 @@ func TestAPIServices(t *testing.T) {
 	})
 	p := newProxy(t, b.URL)
 
-	resp, data := do(t, http.MethodGet, p.URL+apiServices+"/v1beta2.cluster.x-k8s.io", "", nil)
-	if resp.StatusCode != http.StatusOK || b.last(t).Path != apiServices+"/"+privateName {
-		t.Errorf("GET by the upstream name: %d %s, sent %s", resp.StatusCode, data, b.last(t).Path)
+	resp, data := backendtesting.Do(t, http.MethodGet, p.URL+apiServices+"/v1beta2.cluster.x-k8s.io", "", nil)
+	if resp.StatusCode != http.StatusOK || b.Last(t).Path != apiServices+"/"+privateName {
+		t.Errorf("GET by the upstream name: %d %s, sent %s", resp.StatusCode, data, b.Last(t).Path)
 	}
-	equalJSON(t, data, `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1beta2.cluster.x-k8s.io"},`+
+	backendtesting.EqualJSON(t, data, `{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1beta2.cluster.x-k8s.io"},`+
 		`"spec":{"group":"cluster.x-k8s.io","version":"v1beta2"}}`)
 
 	// The backend's Status for the private name names it as the client did.
-	resp, data = do(t, http.MethodGet, p.URL+apiServices+"/v1beta1.cluster.x-k8s.io", "", nil)
+	resp, data = backendtesting.Do(t, http.MethodGet, p.URL+apiServices+"/v1beta1.cluster.x-k8s.io", "", nil)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET of a missing private APIService: %d %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiservices.apiregistration.k8s.io \"v1beta1.cluster.x-k8s.io\" not found",`+
+	backendtesting.EqualJSON(t, data, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"apiservices.apiregistration.k8s.io \"v1beta1.cluster.x-k8s.io\" not found",`+
 		`"reason":"NotFound","details":{"name":"v1beta1.cluster.x-k8s.io","group":"apiregistration.k8s.io","kind":"apiservices"},"code":404}`)
 
 	// Refused writes send the backend only a probe of the client's verb on the path it named, which
@@ -215,12 +215,12 @@ func TestAPIServices(t *testing.T) {
 		{http.MethodPost, "", "application/json", `{"metadata":{"name":"v1alpha9.cluster.x-k8s.io"},"spec":{"group":"cluster.x-k8s.io","version":"v1alpha9"}}`},
 		{http.MethodPost, "", "application/json", `{"metadata":{"name":"v1alpha9.example.com"},"spec":{"group":"cluster.hypershift.openshift.io","version":"v1alpha9"}}`},
 	} {
-		resp, data := do(t, tc.method, p.URL+apiServices+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}})
-		if s := status(t, data); resp.StatusCode != http.StatusForbidden || s.Details == nil || s.Details.Kind != "apiservices" {
+		resp, data := backendtesting.Do(t, tc.method, p.URL+apiServices+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}})
+		if s := backendtesting.Status(t, data); resp.StatusCode != http.StatusForbidden || s.Details == nil || s.Details.Kind != "apiservices" {
 			t.Errorf("%s %s: %d %s, want 403", tc.method, tc.path, resp.StatusCode, data)
 		}
 		path, _, _ := strings.Cut(tc.path, "?")
-		if sent := b.last(t); sent.Method != tc.method || sent.Path != apiServices+path ||
+		if sent := b.Last(t); sent.Method != tc.method || sent.Path != apiServices+path ||
 			sent.Header.Get("Content-Type") != "application/x-hypershift-capi-proxy-probe" || strings.Contains(string(sent.Body), "metadata") {
 			t.Errorf("%s %s sent %s %s %s %s, want a probe", tc.method, tc.path, sent.Method, sent.Path, sent.Header.Get("Content-Type"), sent.Body)
 		}
@@ -228,22 +228,22 @@ func TestAPIServices(t *testing.T) {
 
 	for _, name := range []string{privateName, "v1beta1.infrastructure.cluster.x-k8s.io", "v1alpha9.cluster.x-k8s.io"} {
 		for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-			resp, data := do(t, method, p.URL+apiServices+"/"+name, `{}`, http.Header{"Content-Type": {"application/merge-patch+json"}})
-			if s := status(t, data); resp.StatusCode != http.StatusNotFound || s.Details == nil || s.Details.Name != name || s.Details.Kind != "apiservices" {
+			resp, data := backendtesting.Do(t, method, p.URL+apiServices+"/"+name, `{}`, http.Header{"Content-Type": {"application/merge-patch+json"}})
+			if s := backendtesting.Status(t, data); resp.StatusCode != http.StatusNotFound || s.Details == nil || s.Details.Name != name || s.Details.Kind != "apiservices" {
 				t.Errorf("%s %s: %d %s, want 404", method, name, resp.StatusCode, data)
 			}
-			if sent := b.last(t); sent.Method != method || sent.Path != apiServices+"/"+name ||
+			if sent := b.Last(t); sent.Method != method || sent.Path != apiServices+"/"+name ||
 				method != http.MethodGet && sent.Header.Get("Content-Type") != "application/x-hypershift-capi-proxy-probe" {
 				t.Errorf("%s %s sent %s %s %s", method, name, sent.Method, sent.Path, sent.Header.Get("Content-Type"))
 			}
 		}
 	}
 
-	resp, data = do(t, http.MethodGet, p.URL+apiServices+"?fieldSelector=metadata.name%21%3Dv1beta2.cluster.x-k8s.io", "", nil)
-	if resp.StatusCode != http.StatusOK || b.last(t).RawQuery != "fieldSelector=metadata.name%21%3D"+privateName {
-		t.Errorf("list: %d %s, sent ?%s", resp.StatusCode, data, b.last(t).RawQuery)
+	resp, data = backendtesting.Do(t, http.MethodGet, p.URL+apiServices+"?fieldSelector=metadata.name%21%3Dv1beta2.cluster.x-k8s.io", "", nil)
+	if resp.StatusCode != http.StatusOK || b.Last(t).RawQuery != "fieldSelector=metadata.name%21%3D"+privateName {
+		t.Errorf("list: %d %s, sent ?%s", resp.StatusCode, data, b.Last(t).RawQuery)
 	}
-	equalJSON(t, data, `{"kind":"APIServiceList","apiVersion":"apiregistration.k8s.io/v1","metadata":{},"items":[`+
+	backendtesting.EqualJSON(t, data, `{"kind":"APIServiceList","apiVersion":"apiregistration.k8s.io/v1","metadata":{},"items":[`+
 		`{"metadata":{"name":"v1.apps"},"spec":{"group":"apps","version":"v1"}},`+
 		`{"metadata":{"name":"v1beta2.cluster.x-k8s.io"},"spec":{"group":"cluster.x-k8s.io","version":"v1beta2"}}]}`)
 }
@@ -263,7 +263,7 @@ func TestRefusalsAreAuthorizedFirst(t *testing.T) {
 		{http.MethodPatch, crds + "/machines.cluster.x-k8s.io", "application/merge-patch+json", `{"spec":{}}`},
 		{http.MethodPost, crds, "application/json", `{"metadata":{"name":"widgets.cluster.x-k8s.io"}}`},
 	} {
-		resp, data := do(t, tc.method, p.URL+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}})
+		resp, data := backendtesting.Do(t, tc.method, p.URL+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}})
 		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(data), `User \"alice\" cannot `+strings.ToLower(tc.method)) {
 			t.Errorf("%s %s: %d %s, want the backend's 403", tc.method, tc.path, resp.StatusCode, data)
 		}
@@ -272,8 +272,8 @@ func TestRefusalsAreAuthorizedFirst(t *testing.T) {
 
 // forbidding is a backend that refuses every request with a 403 Status whose message (JSON-escaped) is
 // message's.
-func forbidding(t *testing.T, message func(*http.Request) string) *backend {
-	return newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+func forbidding(t *testing.T, message func(*http.Request) string) *backendtesting.Backend {
+	return backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Forbidden","code":403,` +

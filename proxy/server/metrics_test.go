@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
@@ -24,7 +25,7 @@ import (
 
 func TestMetrics(t *testing.T) {
 	watching := make(chan struct{})
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.URL.Query().Get("watch") == "true":
@@ -51,13 +52,13 @@ func TestMetrics(t *testing.T) {
 		return metricstesting.Value(t, reg, name, labels)
 	}
 
-	do(t, "GET", p.URL+upstreamMachines+"/m1", "", nil)
-	do(t, "GET", p.URL+upstreamMachines+"/m1/status", "", nil)
-	do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", nil)
-	do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/"+"a-name-that-must-not-become-a-label", "", nil)
+	backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/m1", "", nil)
+	backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/m1/status", "", nil)
+	backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", nil)
+	backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/"+"a-name-that-must-not-become-a-label", "", nil)
 	// A body naming a group in a form the proxy cannot decode: a translation error of the request.
-	do(t, "POST", p.URL+upstreamMachines, "k8s\x00cluster.x-k8s.io/v1beta2", http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf"}})
-	do(t, "GET", p.URL+upstreamMachines+"/broken", "", nil)
+	backendtesting.Do(t, "POST", p.URL+upstreamMachines, "k8s\x00cluster.x-k8s.io/v1beta2", http.Header{"Content-Type": {"application/vnd.kubernetes.protobuf"}})
+	backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/broken", "", nil)
 
 	get := metricstesting.With(machines, "verb", "get")
 	for _, c := range []struct {
@@ -109,7 +110,7 @@ func TestBackendReady(t *testing.T) {
 		code  int
 		ready bool
 	}{{200, true}, {401, true}, {403, true}, {500, false}, {404, false}} {
-		b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/readyz" || r.Header.Get("Authorization") != "" {
 				t.Errorf("probe %s with Authorization %q", r.URL.Path, r.Header.Get("Authorization"))
 			}
@@ -136,7 +137,7 @@ func TestWebhookInTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
 	m := metrics.New()
 	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m, Converter: conv})
 	if err != nil {
@@ -144,7 +145,7 @@ func TestWebhookInTheChain(t *testing.T) {
 	}
 	p := httptest.NewServer(h)
 	defer p.Close()
-	resp, data := do(t, "POST", p.URL+"/convert", "{", http.Header{"Content-Type": {"application/json"}})
+	resp, data := backendtesting.Do(t, "POST", p.URL+"/convert", "{", http.Header{"Content-Type": {"application/json"}})
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("POST /convert: %d %s", resp.StatusCode, data)
 	}
@@ -154,7 +155,7 @@ func TestWebhookInTheChain(t *testing.T) {
 	}
 
 	plain := newProxy(t, b.URL)
-	if resp, data := do(t, "POST", plain.URL+"/convert", "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNotFound {
+	if resp, data := backendtesting.Do(t, "POST", plain.URL+"/convert", "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST /convert without a converter: %d %s", resp.StatusCode, data)
 	}
 }
@@ -168,7 +169,7 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
 	served := map[string]error{}
 	deadlines := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +187,7 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 	p := httptest.NewServer(h)
 	defer p.Close()
 	for path, name := range map[string]string{"/convert": "conversion", "/admission/cluster-api/validate": "admission"} {
-		if resp, data := do(t, "POST", p.URL+path, "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNoContent {
+		if resp, data := backendtesting.Do(t, "POST", p.URL+path, "{}", http.Header{"Content-Type": {"application/json"}}); resp.StatusCode != http.StatusNoContent {
 			t.Errorf("POST %s: %d %s", path, resp.StatusCode, data)
 		}
 		if err, ok := served[name]; !ok || err != nil {
@@ -206,7 +207,7 @@ func TestDeprecatedRequests(t *testing.T) {
 		upstreamV1beta1 = `{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Machine","metadata":{"name":"m1","namespace":"ns"}}`
 	)
 	watching := make(chan struct{})
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.URL.Query().Get("watch") == "true":
@@ -255,7 +256,7 @@ func TestDeprecatedRequests(t *testing.T) {
 		{"GET", upstreamMachines, "", operator, 200},
 		{"PATCH", upstreamMachines + "/m1", `{"metadata":{"labels":{"a":"b"}}}`, merge, 200},
 	} {
-		if resp, data := do(t, r.method, p.URL+r.path, r.body, r.header); resp.StatusCode != r.code {
+		if resp, data := backendtesting.Do(t, r.method, p.URL+r.path, r.body, r.header); resp.StatusCode != r.code {
 			t.Fatalf("%s %s: %d, want %d: %s", r.method, r.path, resp.StatusCode, r.code, data)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 )
 
 const protobufType = "application/vnd.kubernetes.protobuf"
@@ -64,7 +66,7 @@ func TestProtobufAnswers(t *testing.T) {
 		s := apierrors.NewNotFound(schema.GroupResource{Group: g, Resource: "machines"}, "m").ErrStatus
 		return &s
 	}
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Accept") != protobufType+","+"application/json" {
 			t.Errorf("the backend got Accept %q", r.Header.Get("Accept"))
 		}
@@ -101,7 +103,7 @@ func TestProtobufAnswers(t *testing.T) {
 		{"/api/v1/namespaces/ns/secrets/missing", http.StatusNotFound, pbEncode(t, notFound("cluster.x-k8s.io"))},
 		{"/api/v1/namespaces/ns/secrets?watch=true", http.StatusOK, watch},
 	} {
-		resp, data := do(t, http.MethodGet, p.URL+tc.path, "", accept)
+		resp, data := backendtesting.Do(t, http.MethodGet, p.URL+tc.path, "", accept)
 		if resp.StatusCode != tc.code || !bytes.HasPrefix([]byte(resp.Header.Get("Content-Type")), []byte(protobufType)) {
 			t.Errorf("GET %s: %d %s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
@@ -121,13 +123,13 @@ func TestProtobufUnroutedStatus(t *testing.T) {
 		s := apierrors.NewNotFound(schema.GroupResource{Group: g, Resource: "widgets"}, "w").ErrStatus
 		return &s
 	}
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", protobufType)
 		w.WriteHeader(http.StatusNotFound)
 		w.Write(pbEncode(t, notFound("cluster.hypershift.openshift.io")))
 	})
 	p := newProxy(t, b.URL)
-	resp, data := do(t, http.MethodGet, p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", http.Header{"Accept": {protobufType}})
+	resp, data := backendtesting.Do(t, http.MethodGet, p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/widgets/w", "", http.Header{"Accept": {protobufType}})
 	if want := pbEncode(t, notFound("cluster.x-k8s.io")); resp.StatusCode != http.StatusNotFound || !bytes.Equal(data, want) {
 		t.Errorf("%d %q, want %q", resp.StatusCode, data, want)
 	}

@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,56 +26,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 )
-
-// recorded is a request as the backend received it.
-type recorded struct {
-	Method, Path, RawQuery string
-	Header                 http.Header
-	Body                   []byte
-	ContentLength          int64
-}
-
-// backend is a fake kube-apiserver: it records every request and answers with the test's handler.
-type backend struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []recorded
-}
-
-func newBackend(t *testing.T, handler http.HandlerFunc) *backend {
-	t.Helper()
-	b := &backend{}
-	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, _ := io.ReadAll(r.Body)
-		b.mu.Lock()
-		b.requests = append(b.requests, recorded{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery,
-			Header: r.Header.Clone(), Body: data, ContentLength: r.ContentLength})
-		b.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(data))
-		handler(w, r)
-	}))
-	t.Cleanup(b.Close)
-	return b
-}
-
-func (b *backend) last(t *testing.T) recorded {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.requests) == 0 {
-		t.Fatal("the backend got no request")
-	}
-	return b.requests[len(b.requests)-1]
-}
-
-func (b *backend) count() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.requests)
-}
 
 // newProxy serves the proxy in front of backendURL. The backend config carries credentials of its own,
 // which the proxy must never use. Its clients are on loopback but stand for any (GzipLoopback).
@@ -95,57 +48,6 @@ func newProxy(t *testing.T, backendURL string) *httptest.Server {
 	return p
 }
 
-func do(t *testing.T, method, url string, body string, header http.Header) (*http.Response, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, data
-}
-
-func status(t *testing.T, data []byte) metav1.Status {
-	t.Helper()
-	var s metav1.Status
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatalf("not a Status: %s: %v", data, err)
-	}
-	if s.Kind != "Status" {
-		t.Fatalf("not a Status: %s", data)
-	}
-	return s
-}
-
-func equalJSON(t *testing.T, got []byte, want string) {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("got invalid JSON %s: %v", got, err)
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatalf("want invalid JSON %s: %v", want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("\n got %s\nwant %s", got, want)
-	}
-}
-
 const (
 	upstreamMachines = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines"
 	privateMachines  = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/ns/machines"
@@ -156,14 +58,14 @@ const (
 )
 
 func TestGet(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("ETag", `"x"`)
 		w.Header().Add("Warning", `299 - "cluster.hypershift.openshift.io/v1beta2 Machine is fine"`)
 		io.WriteString(w, privateMachine)
 	})
 	p := newProxy(t, b.URL)
-	resp, data := do(t, "GET", p.URL+upstreamMachines+"/m1?resourceVersion=0", "", http.Header{
+	resp, data := backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/m1?resourceVersion=0", "", http.Header{
 		"Authorization":   {"Bearer client-token"},
 		"Accept":          {"application/vnd.kubernetes.protobuf, application/json"},
 		"Accept-Encoding": {"identity"},
@@ -171,7 +73,7 @@ func TestGet(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, upstreamMachine)
+	backendtesting.EqualJSON(t, data, upstreamMachine)
 	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(data)) {
 		t.Errorf("Content-Length %q for %d bytes", cl, len(data))
 	}
@@ -179,7 +81,7 @@ func TestGet(t *testing.T) {
 		t.Errorf("Warning %q", w)
 	}
 
-	got := b.last(t)
+	got := b.Last(t)
 	if got.Path != privateMachines+"/m1" || got.RawQuery != "resourceVersion=0" {
 		t.Errorf("backend got %s?%s", got.Path, got.RawQuery)
 	}
@@ -192,13 +94,13 @@ func TestGet(t *testing.T) {
 }
 
 func TestNoCredentialsOfItsOwn(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":401,"reason":"Unauthorized"}`)
 	})
 	p := newProxy(t, b.URL)
-	do(t, "GET", p.URL+"/api/v1/namespaces", "", nil)
-	if a := b.last(t).Header.Get("Authorization"); a != "" {
+	backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces", "", nil)
+	if a := b.Last(t).Header.Get("Authorization"); a != "" {
 		t.Errorf("backend got Authorization %q from a client that sent none", a)
 	}
 }
@@ -206,7 +108,7 @@ func TestNoCredentialsOfItsOwn(t *testing.T) {
 func TestListStreams(t *testing.T) {
 	const n = 1000
 	release := make(chan struct{})
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineList","metadata":{"resourceVersion":"5"},"items":[`)
 		for i := 0; i < n; i++ {
@@ -265,14 +167,14 @@ func TestListStreams(t *testing.T) {
 	if bytes.Contains(got.Bytes(), []byte("hypershift")) {
 		t.Error("the list still names a private group")
 	}
-	if q := b.last(t).RawQuery; q != "limit=1000" {
+	if q := b.Last(t).RawQuery; q != "limit=1000" {
 		t.Errorf("backend query %q", q)
 	}
 }
 
 func TestWatchStreams(t *testing.T) {
 	next := make(chan struct{})
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(200)
 		fmt.Fprintln(w, `{"type":"ADDED","object":`+privateMachine+`}`)
@@ -297,13 +199,13 @@ func TestWatchStreams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		equalJSON(t, []byte(line), `{"type":"ADDED","object":`+upstreamMachine+`}`)
+		backendtesting.EqualJSON(t, []byte(line), `{"type":"ADDED","object":`+upstreamMachine+`}`)
 		next <- struct{}{}
 		line, err = lines.ReadString('\n')
 		if err != nil {
 			t.Fatal(err)
 		}
-		equalJSON(t, []byte(line), `{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`)
+		backendtesting.EqualJSON(t, []byte(line), `{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`)
 		next <- struct{}{}
 		line, _ = lines.ReadString('\n')
 		var event struct {
@@ -314,7 +216,7 @@ func TestWatchStreams(t *testing.T) {
 			t.Errorf("after a malformed event: %q (%v), want an ERROR event", line, err)
 		}
 		resp.Body.Close()
-		if got := b.last(t).Path; !strings.HasPrefix(got, "/apis/cluster.hypershift.openshift.io/v1beta2/") {
+		if got := b.Last(t).Path; !strings.HasPrefix(got, "/apis/cluster.hypershift.openshift.io/v1beta2/") {
 			t.Errorf("backend path %s", got)
 		}
 	}
@@ -323,7 +225,7 @@ func TestWatchStreams(t *testing.T) {
 // TestCreateKeepsEveryByte: a create reaches the backend with its bytes as the client sent them but for the
 // group-carrying values, and field validation is the backend's (the query is forwarded as it is).
 func TestCreateKeepsEveryByte(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, privateMachine)
@@ -341,12 +243,12 @@ func TestCreateKeepsEveryByte(t *testing.T) {
 			if contentType != "" {
 				h.Set("Content-Type", contentType)
 			}
-			resp, data := do(t, "POST", p.URL+upstreamMachines+query, body, h)
+			resp, data := backendtesting.Do(t, "POST", p.URL+upstreamMachines+query, body, h)
 			if resp.StatusCode != http.StatusCreated {
 				t.Fatalf("%s: status %d: %s", query, resp.StatusCode, data)
 			}
-			equalJSON(t, data, upstreamMachine)
-			got := b.last(t)
+			backendtesting.EqualJSON(t, data, upstreamMachine)
+			got := b.Last(t)
 			if string(got.Body) != wantBackend {
 				t.Errorf("%s %q: backend got\n%s\nwant\n%s", query, contentType, got.Body, wantBackend)
 			}
@@ -358,25 +260,25 @@ func TestCreateKeepsEveryByte(t *testing.T) {
 }
 
 func TestUpdateStatusYAML(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, privateMachine)
 	})
 	p := newProxy(t, b.URL)
 	body := "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata:\n  name: m1\nstatus:\n  phase: Running\n"
-	resp, data := do(t, "PUT", p.URL+upstreamMachines+"/m1/status", body, http.Header{"Content-Type": {"application/yaml"}})
+	resp, data := backendtesting.Do(t, "PUT", p.URL+upstreamMachines+"/m1/status", body, http.Header{"Content-Type": {"application/yaml"}})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	got := b.last(t)
+	got := b.Last(t)
 	if got.Path != privateMachines+"/m1/status" || got.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("backend got %s, Content-Type %q", got.Path, got.Header.Get("Content-Type"))
 	}
-	equalJSON(t, got.Body, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1"},"status":{"phase":"Running"}}`)
+	backendtesting.EqualJSON(t, got.Body, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1"},"status":{"phase":"Running"}}`)
 }
 
 func TestPatch(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Content-Type") == "application/strategic-merge-patch+json" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnsupportedMediaType)
@@ -405,17 +307,17 @@ func TestPatch(t *testing.T) {
 			`{"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io"}}}`, 415},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, data := do(t, "PATCH", p.URL+upstreamMachines+"/m1?fieldManager=capi&force=true", tc.body, http.Header{"Content-Type": {tc.contentType}})
+			resp, data := backendtesting.Do(t, "PATCH", p.URL+upstreamMachines+"/m1?fieldManager=capi&force=true", tc.body, http.Header{"Content-Type": {tc.contentType}})
 			if resp.StatusCode != tc.wantStatus {
 				t.Fatalf("status %d: %s", resp.StatusCode, data)
 			}
-			got := b.last(t)
-			equalJSON(t, got.Body, tc.wantBackend)
+			got := b.Last(t)
+			backendtesting.EqualJSON(t, got.Body, tc.wantBackend)
 			if got.ContentLength != int64(len(got.Body)) || got.Header.Get("Content-Type") != tc.contentType || got.RawQuery != "fieldManager=capi&force=true" {
 				t.Errorf("backend got Content-Length %d for %d bytes, Content-Type %q, query %q", got.ContentLength, len(got.Body), got.Header.Get("Content-Type"), got.RawQuery)
 			}
 			if tc.wantStatus == 200 {
-				equalJSON(t, data, upstreamMachine)
+				backendtesting.EqualJSON(t, data, upstreamMachine)
 			}
 		})
 	}
@@ -424,7 +326,7 @@ func TestPatch(t *testing.T) {
 // TestMalformedRequests: a body the proxy cannot parse reaches the backend as it is, so that the client
 // gets the apiserver's own error; what the proxy must refuse, it answers itself.
 func TestMalformedRequests(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		io.WriteString(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the backend's own words","reason":"BadRequest","code":400}`)
@@ -453,24 +355,24 @@ func TestMalformedRequests(t *testing.T) {
 			if tc.contentType != "" {
 				h.Set("Content-Type", tc.contentType)
 			}
-			before := b.count()
-			resp, data := do(t, tc.method, p.URL+tc.path, tc.body, h)
+			before := b.Count()
+			resp, data := backendtesting.Do(t, tc.method, p.URL+tc.path, tc.body, h)
 			if resp.StatusCode != tc.code {
 				t.Fatalf("status %d: %s", resp.StatusCode, data)
 			}
-			if s := status(t, data); int(s.Code) != tc.code || s.Message == "" {
+			if s := backendtesting.Status(t, data); int(s.Code) != tc.code || s.Message == "" {
 				t.Errorf("Status %+v", s)
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q", ct)
 			}
 			if !tc.forwarded {
-				if b.count() != before {
+				if b.Count() != before {
 					t.Error("the request reached the backend")
 				}
 				return
 			}
-			got := b.last(t)
+			got := b.Last(t)
 			if string(got.Body) != tc.body || got.Header.Get("Content-Type") != tc.contentType {
 				t.Errorf("backend got %q of type %q, want the client's body as it is", got.Body, got.Header.Get("Content-Type"))
 			}
@@ -479,14 +381,14 @@ func TestMalformedRequests(t *testing.T) {
 }
 
 func TestBodyTooLarge(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
 	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), MaxRequestBodyBytes: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := httptest.NewServer(h)
 	defer p.Close()
-	resp, data := do(t, "POST", p.URL+upstreamMachines, `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, http.Header{"Content-Type": {"application/json"}})
+	resp, data := backendtesting.Do(t, "POST", p.URL+upstreamMachines, `{"apiVersion":"cluster.x-k8s.io/v1beta2"}`, http.Header{"Content-Type": {"application/json"}})
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
@@ -501,11 +403,11 @@ func TestBackendDown(t *testing.T) {
 	ln.Close() // nothing listens there now
 	p := newProxy(t, "http://"+addr)
 	start := time.Now()
-	resp, data := do(t, "GET", p.URL+upstreamMachines, "", nil)
+	resp, data := backendtesting.Do(t, "GET", p.URL+upstreamMachines, "", nil)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	if s := status(t, data); s.Reason != metav1.StatusReasonServiceUnavailable || !strings.Contains(s.Message, "unavailable") {
+	if s := backendtesting.Status(t, data); s.Reason != metav1.StatusReasonServiceUnavailable || !strings.Contains(s.Message, "unavailable") {
 		t.Errorf("Status %+v", s)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -531,7 +433,7 @@ func TestBackendDialTimeout(t *testing.T) {
 }
 
 func TestBackendStatusTranslated(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Add("Warning", `299 - "cluster.hypershift.openshift.io/v1beta1 Machine is deprecated"`)
 		w.WriteHeader(http.StatusNotFound)
@@ -539,11 +441,11 @@ func TestBackendStatusTranslated(t *testing.T) {
 	})
 	p := newProxy(t, b.URL)
 	for _, method := range []string{"GET", "DELETE"} {
-		resp, data := do(t, method, p.URL+upstreamMachines+"/m1", "", nil)
+		resp, data := backendtesting.Do(t, method, p.URL+upstreamMachines+"/m1", "", nil)
 		if resp.StatusCode != 404 {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
-		s := status(t, data)
+		s := backendtesting.Status(t, data)
 		if s.Message != `machines.cluster.x-k8s.io "m1" not found` || s.Details.Group != "cluster.x-k8s.io" || s.Reason != metav1.StatusReasonNotFound {
 			t.Errorf("%s: Status %+v", method, s)
 		}
@@ -554,24 +456,24 @@ func TestBackendStatusTranslated(t *testing.T) {
 }
 
 func TestMalformedBackendResponse(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{`)
 	})
 	p := newProxy(t, b.URL)
 	for _, target := range []string{upstreamMachines + "/m1", upstreamMachines} {
-		resp, data := do(t, "GET", p.URL+target, "", nil)
+		resp, data := backendtesting.Do(t, "GET", p.URL+target, "", nil)
 		if resp.StatusCode != 500 {
 			t.Fatalf("%s: status %d: %s", target, resp.StatusCode, data)
 		}
-		if s := status(t, data); s.Reason != metav1.StatusReasonInternalError || !strings.Contains(s.Message, "translating the backend's response") {
+		if s := backendtesting.Status(t, data); s.Reason != metav1.StatusReasonInternalError || !strings.Contains(s.Message, "translating the backend's response") {
 			t.Errorf("%s: Status %+v", target, s)
 		}
 	}
 }
 
 func TestGzipFromBackend(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		// Compress whatever the request asked for.
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Encoding", "gzip")
@@ -580,16 +482,16 @@ func TestGzipFromBackend(t *testing.T) {
 		zw.Close()
 	})
 	p := newProxy(t, b.URL)
-	resp, data := do(t, "GET", p.URL+upstreamMachines+"/m1", "", http.Header{"Accept-Encoding": {"gzip"}})
+	resp, data := backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/m1", "", http.Header{"Accept-Encoding": {"gzip"}})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, upstreamMachine)
+	backendtesting.EqualJSON(t, data, upstreamMachine)
 }
 
 func TestDiscovery(t *testing.T) {
 	const v2Type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"backend"`)
 		switch r.URL.Path {
 		case "/apis":
@@ -614,7 +516,7 @@ func TestDiscovery(t *testing.T) {
 	})
 	p := newProxy(t, b.URL)
 
-	resp, data := do(t, "GET", p.URL+"/apis", "", http.Header{
+	resp, data := backendtesting.Do(t, "GET", p.URL+"/apis", "", http.Header{
 		"Accept":        {"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," + v2Type + ",application/json"},
 		"If-None-Match": {`"old"`},
 	})
@@ -625,7 +527,7 @@ func TestDiscovery(t *testing.T) {
 	if resp.Header.Get("ETag") != "" || resp.Header.Get("Content-Type") != "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" {
 		t.Errorf("ETag %q, Content-Type %q", resp.Header.Get("ETag"), resp.Header.Get("Content-Type"))
 	}
-	got := b.last(t)
+	got := b.Last(t)
 	if got.Header.Get("If-None-Match") != "" || got.Header.Get("Accept") != v2Type+",application/json" {
 		t.Errorf("backend got If-None-Match %q, Accept %q", got.Header.Get("If-None-Match"), got.Header.Get("Accept"))
 	}
@@ -639,7 +541,7 @@ func TestDiscovery(t *testing.T) {
 	}
 	list := *obj.(*apidiscoveryv2.APIGroupDiscoveryList)
 	// In JSON alone: JSON.
-	if resp, jsonData := do(t, "GET", p.URL+"/apis", "", http.Header{"Accept": {v2Type}}); resp.Header.Get("Content-Type") != v2Type {
+	if resp, jsonData := backendtesting.Do(t, "GET", p.URL+"/apis", "", http.Header{"Accept": {v2Type}}); resp.Header.Get("Content-Type") != v2Type {
 		t.Errorf("JSON asked for: Content-Type %q %s", resp.Header.Get("Content-Type"), jsonData)
 	} else if err := json.Unmarshal(jsonData, &apidiscoveryv2.APIGroupDiscoveryList{}); err != nil {
 		t.Errorf("JSON asked for: %v", err)
@@ -649,16 +551,16 @@ func TestDiscovery(t *testing.T) {
 		t.Errorf("got %s", data)
 	}
 
-	resp, data = do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2", "", nil)
+	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2", "", nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
-	equalJSON(t, data, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"cluster.x-k8s.io/v1beta2","resources":[`+
+	backendtesting.EqualJSON(t, data, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"cluster.x-k8s.io/v1beta2","resources":[`+
 		`{"name":"machines","singularName":"machine","namespaced":true,"kind":"Machine","verbs":["get"],"shortNames":["ma"],"categories":["cluster-api"]}]}`)
 	if cl := resp.Header.Get("Content-Length"); cl != strconv.Itoa(len(data)) {
 		t.Errorf("Content-Length %q for %d bytes", cl, len(data))
 	}
-	if got := b.last(t).Path; got != "/apis/cluster.hypershift.openshift.io/v1beta2" {
+	if got := b.Last(t).Path; got != "/apis/cluster.hypershift.openshift.io/v1beta2" {
 		t.Errorf("backend path %s", got)
 	}
 }
@@ -667,7 +569,7 @@ func TestDiscovery(t *testing.T) {
 // reach a mapped group only once cleaned: both are answered as kube-apiserver answers a group, version or
 // resource it does not serve, without asking the backend.
 func TestNotFound(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) { t.Errorf("the backend got %s %s", r.Method, r.URL) })
 	p := newProxy(t, b.URL)
 	for _, tc := range []struct{ method, path, contentType, body string }{
 		{"GET", privateMachines + "/m1", "", ""},
@@ -680,14 +582,14 @@ func TestNotFound(t *testing.T) {
 		{"GET", "/apis/infrastructure.cluster.hypershift.openshift.io/v1beta2/namespaces/ns/awsmachines", "", ""},
 		{"GET", "/apis/cluster.x-k8s.io/v1beta2/../v1beta2/namespaces/ns/machines", "", ""},
 	} {
-		resp, data := do(t, tc.method, p.URL+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}, "Accept": {"application/vnd.kubernetes.protobuf"}})
+		resp, data := backendtesting.Do(t, tc.method, p.URL+tc.path, tc.body, http.Header{"Content-Type": {tc.contentType}, "Accept": {"application/vnd.kubernetes.protobuf"}})
 		if resp.StatusCode != http.StatusNotFound || string(data) != "404 page not found\n" ||
 			resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || resp.Header.Get("Cache-Control") != "no-cache, private" {
 			t.Errorf("%s %s: %d %v %q, want kube-apiserver's 404", tc.method, tc.path, resp.StatusCode, resp.Header, data)
 		}
 	}
 	for _, path := range []string{"/openapi/v3/apis/cluster.hypershift.openshift.io/v1beta2", "/openapi/v3/apis/cluster.x-k8s.io/v1alpha3"} {
-		resp, data := do(t, "GET", p.URL+path, "", nil)
+		resp, data := backendtesting.Do(t, "GET", p.URL+path, "", nil)
 		if resp.StatusCode != http.StatusNotFound || len(data) != 0 {
 			t.Errorf("GET %s: %d %q, want 404 with no body", path, resp.StatusCode, data)
 		}
@@ -699,7 +601,7 @@ func TestOtherResourcesMetadata(t *testing.T) {
 		privateSecret  = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"kubeconfig","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u","controller":true}]},"data":{"value":"eA=="}}`
 		upstreamSecret = `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"kubeconfig","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u","controller":true}]},"data":{"value":"eA=="}}`
 	)
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Header.Get("Accept") == "application/vnd.kubernetes.protobuf":
 			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
@@ -717,30 +619,30 @@ func TestOtherResourcesMetadata(t *testing.T) {
 	})
 	p := newProxy(t, b.URL)
 
-	_, data := do(t, "POST", p.URL+"/api/v1/namespaces/ns/secrets", upstreamSecret, http.Header{"Content-Type": {"application/json"}})
-	equalJSON(t, b.last(t).Body, privateSecret)
-	equalJSON(t, data, upstreamSecret)
+	_, data := backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/ns/secrets", upstreamSecret, http.Header{"Content-Type": {"application/json"}})
+	backendtesting.EqualJSON(t, b.Last(t).Body, privateSecret)
+	backendtesting.EqualJSON(t, data, upstreamSecret)
 
-	_, data = do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets", "", nil)
-	equalJSON(t, data, `{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[`+upstreamSecret+`]}`)
+	_, data = backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets", "", nil)
+	backendtesting.EqualJSON(t, data, `{"apiVersion":"v1","kind":"SecretList","metadata":{},"items":[`+upstreamSecret+`]}`)
 
-	_, data = do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets?watch=true", "", nil)
-	equalJSON(t, data, `{"type":"ADDED","object":`+upstreamSecret+`}`)
+	_, data = backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets?watch=true", "", nil)
+	backendtesting.EqualJSON(t, data, `{"type":"ADDED","object":`+upstreamSecret+`}`)
 
-	_, data = do(t, "PATCH", p.URL+"/api/v1/namespaces/ns/secrets/kubeconfig",
+	_, data = backendtesting.Do(t, "PATCH", p.URL+"/api/v1/namespaces/ns/secrets/kubeconfig",
 		`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`,
 		http.Header{"Content-Type": {"application/strategic-merge-patch+json"}})
-	equalJSON(t, b.last(t).Body, `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`)
-	equalJSON(t, data, upstreamSecret)
+	backendtesting.EqualJSON(t, b.Last(t).Body, `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`)
+	backendtesting.EqualJSON(t, data, upstreamSecret)
 
 	// A client asking for protobuf of a built-in kind is answered as it asked (TestProtobufAnswers); what
 	// the backend answers in JSON is translated in JSON.
-	_, data = do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/kubeconfig", "",
+	_, data = backendtesting.Do(t, "GET", p.URL+"/api/v1/namespaces/ns/secrets/kubeconfig", "",
 		http.Header{"Accept": {"application/vnd.kubernetes.protobuf, application/json"}})
-	if got := b.last(t).Header.Get("Accept"); got != "application/vnd.kubernetes.protobuf,application/json" {
+	if got := b.Last(t).Header.Get("Accept"); got != "application/vnd.kubernetes.protobuf,application/json" {
 		t.Errorf("backend asked for %q, want the client's Accept", got)
 	}
-	equalJSON(t, data, upstreamSecret)
+	backendtesting.EqualJSON(t, data, upstreamSecret)
 
 	// A protobuf body naming a mapped group is transcoded to JSON and translated.
 	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -752,8 +654,8 @@ func TestOtherResourcesMetadata(t *testing.T) {
 	if err := info.Serializer.Encode(secret, &pb); err != nil {
 		t.Fatal(err)
 	}
-	do(t, "POST", p.URL+"/api/v1/namespaces/ns/secrets", pb.String(), http.Header{"Content-Type": {runtime.ContentTypeProtobuf}})
-	last := b.last(t)
+	backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/ns/secrets", pb.String(), http.Header{"Content-Type": {runtime.ContentTypeProtobuf}})
+	last := b.Last(t)
 	if last.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("backend got Content-Type %q, want JSON", last.Header.Get("Content-Type"))
 	}
@@ -763,7 +665,7 @@ func TestOtherResourcesMetadata(t *testing.T) {
 }
 
 func TestUpgradePassThrough(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "SPDY/3.1" || r.URL.Path != "/api/v1/namespaces/ns/pods/p/exec" || r.Header.Get("Authorization") != "Bearer client-token" {
 			t.Errorf("backend got %s %v", r.URL, r.Header)
 			w.WriteHeader(400)
@@ -805,17 +707,17 @@ func TestUpgradePassThrough(t *testing.T) {
 }
 
 func TestTableAndMetadataAccept(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 		io.WriteString(w, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[`+
 			`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}]}`)
 	})
 	p := newProxy(t, b.URL)
 	accept := "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-	_, data := do(t, "GET", p.URL+upstreamMachines, "", http.Header{"Accept": {accept}})
-	equalJSON(t, data, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[`+
+	_, data := backendtesting.Do(t, "GET", p.URL+upstreamMachines, "", http.Header{"Accept": {accept}})
+	backendtesting.EqualJSON(t, data, `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":[`+
 		`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"m","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachineSet","name":"ms","uid":"u"}]}}]}`)
-	if a := b.last(t).Header.Get("Accept"); a != accept {
+	if a := b.Last(t).Header.Get("Accept"); a != accept {
 		t.Errorf("backend got Accept %q", a)
 	}
 }
@@ -824,18 +726,18 @@ func TestTableAndMetadataAccept(t *testing.T) {
 // JSON naming a private group; it reaches the client as the backend sent it, and so does the request.
 func TestConnectSubresourcesUntouched(t *testing.T) {
 	const answer = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2"}]}}`
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, answer)
 	})
 	p := newProxy(t, b.URL)
 	const sent = `{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2"}]}}`
 	for _, path := range []string{"/api/v1/namespaces/ns/services/s/proxy/x", "/api/v1/namespaces/ns/pods/p/proxy/x", "/api/v1/nodes/n/proxy/stats/summary"} {
-		resp, data := do(t, "POST", p.URL+path, sent, http.Header{"Content-Type": {"application/json"}})
+		resp, data := backendtesting.Do(t, "POST", p.URL+path, sent, http.Header{"Content-Type": {"application/json"}})
 		if resp.StatusCode != http.StatusOK || string(data) != answer {
 			t.Errorf("POST %s: %d %s, want the backend's answer as it is", path, resp.StatusCode, data)
 		}
-		if got := b.last(t); string(got.Body) != sent {
+		if got := b.Last(t); string(got.Body) != sent {
 			t.Errorf("POST %s: the backend got %s, want the request as it is", path, got.Body)
 		}
 	}
@@ -846,7 +748,7 @@ func TestConnectSubresourcesUntouched(t *testing.T) {
 // (translate.ToUnserved), in every encoding, for the backend to refuse it as kube-apiserver refuses an
 // object of another group than its path's; its message names the group the client sent.
 func TestPrivateAPIVersionUnserved(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		var obj struct {
 			APIVersion string `json:"apiVersion"`
@@ -874,8 +776,8 @@ func TestPrivateAPIVersionUnserved(t *testing.T) {
 		if tc.contentType != "" {
 			h.Set("Content-Type", tc.contentType)
 		}
-		resp, data := do(t, tc.method, p.URL+tc.path, tc.body, h)
-		if s := status(t, data); resp.StatusCode != http.StatusBadRequest || s.Message != want {
+		resp, data := backendtesting.Do(t, tc.method, p.URL+tc.path, tc.body, h)
+		if s := backendtesting.Status(t, data); resp.StatusCode != http.StatusBadRequest || s.Message != want {
 			t.Errorf("%s %s %q: %d %s", tc.method, tc.path, tc.body, resp.StatusCode, data)
 		}
 	}
@@ -886,7 +788,7 @@ func TestPrivateAPIVersionUnserved(t *testing.T) {
 // own 404 or 403 with its headers; writes go as dry runs, and an answer that is not an error (a private
 // CRD serving what upstream does not) becomes kube-apiserver's 404.
 func TestUnroutedAnsweredByTheBackend(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Kubernetes-Pf-Flowschema-Uid", "fs")
 		switch {
 		case strings.Contains(r.URL.Path, "/served-anyway"):
@@ -914,11 +816,11 @@ func TestUnroutedAnsweredByTheBackend(t *testing.T) {
 		{"GET", "/apis/cluster.x-k8s.io/v1beta2/forbidden", "/apis/cluster.hypershift.openshift.io/v1beta2/forbidden", "", 403,
 			`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden.cluster.x-k8s.io is forbidden","reason":"Forbidden","details":{"group":"cluster.x-k8s.io","kind":"forbidden"},"code":403}`},
 	} {
-		resp, data := do(t, tc.method, p.URL+tc.path, "", nil)
+		resp, data := backendtesting.Do(t, tc.method, p.URL+tc.path, "", nil)
 		if resp.StatusCode != tc.code || string(data) != tc.body || resp.Header.Get("X-Kubernetes-Pf-Flowschema-Uid") != "fs" {
 			t.Errorf("%s %s: %d %v %q", tc.method, tc.path, resp.StatusCode, resp.Header, data)
 		}
-		if got := b.last(t); got.Path != tc.backendPath || got.RawQuery != tc.backendQuery {
+		if got := b.Last(t); got.Path != tc.backendPath || got.RawQuery != tc.backendQuery {
 			t.Errorf("%s %s: the backend got %s?%s", tc.method, tc.path, got.Path, got.RawQuery)
 		}
 	}
@@ -927,7 +829,7 @@ func TestUnroutedAnsweredByTheBackend(t *testing.T) {
 // TestYAMLAnswers: an answer kube-apiserver would write in YAML is asked for in JSON, translated, and
 // written as kube-apiserver writes YAML (the YAML form of its JSON), errors included.
 func TestYAMLAnswers(t *testing.T) {
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		if a := r.Header.Get("Accept"); a != "application/json" {
 			t.Errorf("the backend got Accept %q", a)
 		}
@@ -944,7 +846,7 @@ func TestYAMLAnswers(t *testing.T) {
 		"/m1":      upstreamMachine,
 		"/missing": `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"machines.cluster.x-k8s.io \"missing\" not found","reason":"NotFound","details":{"name":"missing","group":"cluster.x-k8s.io","kind":"machines"},"code":404}`,
 	} {
-		resp, data := do(t, "GET", p.URL+upstreamMachines+path, "", http.Header{"Accept": {"application/yaml"}})
+		resp, data := backendtesting.Do(t, "GET", p.URL+upstreamMachines+path, "", http.Header{"Accept": {"application/yaml"}})
 		wantYAML, err := yaml.JSONToYAML([]byte(want))
 		if err != nil {
 			t.Fatal(err)
@@ -963,7 +865,7 @@ func TestJSONPatchResolvedAgainstTheObject(t *testing.T) {
 	const object = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m1","namespace":"ns","resourceVersion":"5"},` +
 		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"a"}}}`
 	var patched []byte
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		if got := r.Header.Get("Authorization"); got != "Bearer client" {
 			t.Errorf("%s %s with Authorization %q", r.Method, r.URL.Path, got)
 		}
@@ -984,7 +886,7 @@ func TestJSONPatchResolvedAgainstTheObject(t *testing.T) {
 	})
 	p := newProxy(t, b.URL)
 	h := http.Header{"Content-Type": {"application/json-patch+json"}, "Authorization": {"Bearer client"}}
-	resp, data := do(t, http.MethodPatch, p.URL+upstreamMachines+"/m1", `[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/copy"}]`, h)
+	resp, data := backendtesting.Do(t, http.MethodPatch, p.URL+upstreamMachines+"/m1", `[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/copy"}]`, h)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, data)
 	}
@@ -995,7 +897,7 @@ func TestJSONPatchResolvedAgainstTheObject(t *testing.T) {
 	}
 
 	patched = nil
-	resp, data = do(t, http.MethodPatch, p.URL+upstreamMachines+"/m2", `[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/copy"}]`, h)
+	resp, data = backendtesting.Do(t, http.MethodPatch, p.URL+upstreamMachines+"/m2", `[{"op":"copy","from":"/spec/infrastructureRef","path":"/spec/copy"}]`, h)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a missing object: %d %s", resp.StatusCode, data)
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
@@ -89,7 +90,7 @@ func receiveEnd(t *testing.T, ws *websocket.Conn) {
 func TestWebSocketWatchOfMappedResource(t *testing.T) {
 	bookmark := `{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"%s","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`
 	gone := `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old","reason":"Expired","details":{"group":"%s","kind":"machines"},"code":410}}`
-	b := newBackend(t, serveWebSocketWatch(
+	b := backendtesting.New(t, serveWebSocketWatch(
 		`{"type":"ADDED","object":`+privateMachine+`}`,
 		strings.ReplaceAll(bookmark, "%s", "cluster.hypershift.openshift.io/v1beta2"),
 		`{"type":"MODIFIED","object":`+privateMachine+`}`,
@@ -110,7 +111,7 @@ func TestWebSocketWatchOfMappedResource(t *testing.T) {
 		if !strings.HasSuffix(got, "}\n") {
 			t.Errorf("event %q does not end in a newline, as kube-apiserver's do", got)
 		}
-		equalJSON(t, []byte(got), want)
+		backendtesting.EqualJSON(t, []byte(got), want)
 	}
 	var event struct {
 		Type   string        `json:"type"`
@@ -121,7 +122,7 @@ func TestWebSocketWatchOfMappedResource(t *testing.T) {
 	}
 	receiveEnd(t, ws)
 
-	last := b.last(t)
+	last := b.Last(t)
 	if last.Path != privateMachines || last.RawQuery != "watch=true&resourceVersion=5&labelSelector=a%3Db" {
 		t.Errorf("the backend got %s?%s", last.Path, last.RawQuery)
 	}
@@ -138,19 +139,19 @@ func TestWebSocketWatchOfOtherResource(t *testing.T) {
 		privateConfigMap  = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
 		upstreamConfigMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"ns","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
 	)
-	b := newBackend(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateConfigMap+`}`, `{"type":"DELETED","object":`+privateConfigMap+`}`))
+	b := backendtesting.New(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateConfigMap+`}`, `{"type":"DELETED","object":`+privateConfigMap+`}`))
 	p := newProxy(t, b.URL)
 	ws := dialWatch(t, p.URL, "/api/v1/namespaces/ns/configmaps?watch=true", nil)
-	equalJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamConfigMap+`}`)
-	equalJSON(t, []byte(receive(t, ws)), `{"type":"DELETED","object":`+upstreamConfigMap+`}`)
-	if got := b.last(t).Path; got != "/api/v1/namespaces/ns/configmaps" {
+	backendtesting.EqualJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamConfigMap+`}`)
+	backendtesting.EqualJSON(t, []byte(receive(t, ws)), `{"type":"DELETED","object":`+upstreamConfigMap+`}`)
+	if got := b.Last(t).Path; got != "/api/v1/namespaces/ns/configmaps" {
 		t.Errorf("the backend got %s", got)
 	}
 }
 
 // TestWebSocketRefused: the backend's refusal of the handshake reaches the client as it is.
 func TestWebSocketRefused(t *testing.T) {
-	b := newBackend(t, serveWebSocketWatch())
+	b := backendtesting.New(t, serveWebSocketWatch())
 	p := newProxy(t, b.URL)
 	req, _ := http.NewRequest("GET", p.URL+upstreamMachines+"?watch=true", nil)
 	req.Header = http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},
@@ -169,7 +170,7 @@ func TestWebSocketRefused(t *testing.T) {
 // ways, and a backend connection that breaks off ends the client's watch with a close frame.
 func TestWebSocketFrames(t *testing.T) {
 	pongs := make(chan []byte, 1)
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		conn, rw, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			t.Error(err)
@@ -193,7 +194,7 @@ func TestWebSocketFrames(t *testing.T) {
 	})
 	p := newProxy(t, b.URL)
 	ws := dialWatch(t, p.URL, upstreamMachines+"?watch=true", nil)
-	equalJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamMachine+`}`)
+	backendtesting.EqualJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamMachine+`}`)
 	if got := string(<-pongs); got != "ping" {
 		t.Errorf("pong %q", got)
 	}
@@ -209,7 +210,7 @@ func TestWebSocketUntranslatable(t *testing.T) {
 		"reserved bits":  {0xC1, 1, 'x'},
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+			b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 				conn, rw, err := http.NewResponseController(w).Hijack()
 				if err != nil {
 					t.Error(err)
@@ -277,7 +278,7 @@ func TestUpgradeHeadersOfOrdinaryRequests(t *testing.T) {
 		privateConfigMap  = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","ownerReferences":[{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
 		upstreamConfigMap = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"c","uid":"u"}]}}`
 	)
-	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.Contains(r.URL.Path, "machines") {
 			io.WriteString(w, privateMachine)
@@ -294,29 +295,29 @@ func TestUpgradeHeadersOfOrdinaryRequests(t *testing.T) {
 	} {
 		h := header.Clone()
 		h.Set("Content-Type", "application/json")
-		resp, data := do(t, "POST", p.URL+"/api/v1/namespaces/ns/configmaps", upstreamConfigMap, h)
+		resp, data := backendtesting.Do(t, "POST", p.URL+"/api/v1/namespaces/ns/configmaps", upstreamConfigMap, h)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%v: status %d: %s", header, resp.StatusCode, data)
 		}
-		last := b.last(t)
-		equalJSON(t, last.Body, privateConfigMap)
-		equalJSON(t, data, upstreamConfigMap)
+		last := b.Last(t)
+		backendtesting.EqualJSON(t, last.Body, privateConfigMap)
+		backendtesting.EqualJSON(t, data, upstreamConfigMap)
 		for _, name := range []string{"Upgrade", "Connection", "X-Hop"} {
 			if v, ok := last.Header[name]; ok {
 				t.Errorf("%v: the backend got %s: %q", header, name, v)
 			}
 		}
 
-		resp, data = do(t, "GET", p.URL+upstreamMachines+"/m1", "", header)
-		if resp.StatusCode != http.StatusOK || b.last(t).Path != privateMachines+"/m1" {
-			t.Fatalf("%v: status %d, backend path %s", header, resp.StatusCode, b.last(t).Path)
+		resp, data = backendtesting.Do(t, "GET", p.URL+upstreamMachines+"/m1", "", header)
+		if resp.StatusCode != http.StatusOK || b.Last(t).Path != privateMachines+"/m1" {
+			t.Fatalf("%v: status %d, backend path %s", header, resp.StatusCode, b.Last(t).Path)
 		}
-		equalJSON(t, data, upstreamMachine)
+		backendtesting.EqualJSON(t, data, upstreamMachine)
 	}
 }
 
 func TestWebSocketWatchMetrics(t *testing.T) {
-	b := newBackend(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateMachine+`}`))
+	b := backendtesting.New(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateMachine+`}`))
 	m := metrics.New()
 	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m})
 	if err != nil {
@@ -350,14 +351,14 @@ func TestWebSocketWatchMetrics(t *testing.T) {
 // TestSidecarWebSocketWatch: in sidecar mode a websocket watch reaches the backend with the pod's
 // credentials only, as any other request.
 func TestSidecarWebSocketWatch(t *testing.T) {
-	b := newBackend(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateMachine+`}`))
+	b := backendtesting.New(t, serveWebSocketWatch(`{"type":"ADDED","object":`+privateMachine+`}`))
 	p := proxyFor(t, &rest.Config{Host: b.URL, BearerToken: "pod-token"}, auth.Sidecar)
 	ws := dialWatch(t, p.URL, upstreamMachines+"?watch=true", http.Header{
 		"Authorization":          {"Bearer client-token"},
 		"Sec-Websocket-Protocol": {"base64url.bearer.authorization.k8s.io.Y2xpZW50LXRva2Vu"},
 	})
-	equalJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamMachine+`}`)
-	last := b.last(t)
+	backendtesting.EqualJSON(t, []byte(receive(t, ws)), `{"type":"ADDED","object":`+upstreamMachine+`}`)
+	last := b.Last(t)
 	if a := last.Header.Values("Authorization"); len(a) != 1 || a[0] != "Bearer pod-token" {
 		t.Errorf("the backend got Authorization %q", a)
 	}

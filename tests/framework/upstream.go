@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -60,9 +59,7 @@ func NewUpstreamKindsScheme(routes []translate.Route) (*runtime.Scheme, error) {
 // MirroredModuleCRDFiles returns the published CRD files of every Go module holding a package of
 // upstream.Packages, and of every required module whose path is a prefix of such a module's (CAPI
 // publishes its CRDs in sigs.k8s.io/cluster-api, its API packages are in sigs.k8s.io/cluster-api/api from
-// v1.14), from the Go module cache: the YAML files of each .../crd/bases directory of the module,
-// except those under test, internal, cmd, hack, docs and templates trees (CAPI's docker test provider,
-// clusterctl's own kinds, CAPV's test fixtures). Packages of this repository (Agent's hand-written types)
+// v1.14), from the Go module cache: upstream.PublishedCRDFiles of each module. Packages of this repository (Agent's hand-written types)
 // have no published CRDs in a module and are skipped: their CRDs come from test data.
 func MirroredModuleCRDFiles() ([]string, error) {
 	var paths []string
@@ -95,26 +92,11 @@ func MirroredModuleCRDFiles() ([]string, error) {
 	slices.Sort(dirs)
 	var files []string
 	for _, dir := range slices.Compact(dirs) {
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				switch d.Name() {
-				case "test", "internal", "cmd", "hack", "docs", "templates":
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if filepath.Ext(path) == ".yaml" && filepath.Base(filepath.Dir(path)) == "bases" &&
-				filepath.Base(filepath.Dir(filepath.Dir(path))) == "crd" {
-				files = append(files, path)
-			}
-			return nil
-		})
+		published, err := upstream.PublishedCRDFiles(dir)
 		if err != nil {
 			return nil, err
 		}
+		files = append(files, published...)
 	}
 	return files, nil
 }

@@ -1,22 +1,15 @@
 package backend_test
 
 import (
-	"crypto/tls"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
-	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backend"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 )
 
 // TestCAReloaded: with a CA content provider, New's transports trust on each new connection the bundle
@@ -24,38 +17,10 @@ import (
 // another CA is refused until the bundle on disk names that CA, and trusted from then on. (The proxy's
 // own test of server.Options.BackendCA, in package server, does the same through the handler.)
 func TestCAReloaded(t *testing.T) {
-	certs := make([]tls.Certificate, 2)
-	bundles := make([][]byte, 2)
-	for i := range certs {
-		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if certs[i], err = tls.X509KeyPair(certPEM, keyPEM); err != nil {
-			t.Fatal(err)
-		}
-		bundles[i] = certPEM // the serving certificate and the CA that signed it
-	}
-	var current atomic.Int32
-	server := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	// GetConfigForClient, unlike GetCertificate, is asked even when httptest fills in Certificates.
-	server.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-		return &tls.Config{Certificates: []tls.Certificate{certs[current.Load()]}}, nil
-	}}
-	server.StartTLS()
-	t.Cleanup(server.Close)
-
-	caFile := filepath.Join(t.TempDir(), "ca.crt")
-	if err := os.WriteFile(caFile, bundles[0], 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("backend-ca", caFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A CA in the rest.Config that trusts neither: ca replaces it.
-	cfg := &rest.Config{Host: server.URL, TLSClientConfig: rest.TLSClientConfig{CAData: bundles[1][:0:0]}}
-	b, err := backend.New(cfg, auth.PassThrough, 5*time.Second, ca)
+	r := backendtesting.NewRotatingCA(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	// A CA in the rest.Config that trusts neither: r.CA replaces it.
+	cfg := &rest.Config{Host: r.Server.URL, TLSClientConfig: rest.TLSClientConfig{CAData: []byte{}}}
+	b, err := backend.New(cfg, auth.PassThrough, 5*time.Second, r.CA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,29 +38,16 @@ func TestCAReloaded(t *testing.T) {
 	}
 
 	for name, transport := range map[string]http.RoundTripper{"Transport": b.Transport, "UpgradeTransport": b.UpgradeTransport} {
-		current.Store(0)
-		server.CloseClientConnections()
-		if err := os.WriteFile(caFile, bundles[0], 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := ca.RunOnce(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		r.Serve(0)
+		r.Trust(t, 0)
 		if err := get(transport); err != nil {
 			t.Fatalf("%s, trusting the backend's CA: %v", name, err)
 		}
-		current.Store(1)
-		server.CloseClientConnections()
+		r.Serve(1)
 		if err := get(transport); err == nil {
 			t.Fatalf("%s: a backend certificate of a CA the bundle does not name was trusted", name)
 		}
-		if err := os.WriteFile(caFile, bundles[1], 0o600); err != nil {
-			t.Fatal(err)
-		}
-		// What the controller's file watch does on a change.
-		if err := ca.RunOnce(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		r.Trust(t, 1)
 		if err := get(transport); err != nil {
 			t.Fatalf("%s, after the CA bundle was rotated on disk: %v", name, err)
 		}
