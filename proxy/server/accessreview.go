@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
@@ -42,7 +43,7 @@ func rulesReviewServed(resp *http.Response, upstream bool) error {
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		return nil
 	}
-	if err := gunzip(resp); err != nil {
+	if err := gzip.Decompress(resp); err != nil {
 		return err
 	}
 	contentType := resp.Header.Get("Content-Type")

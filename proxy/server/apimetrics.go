@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -23,16 +24,16 @@ const metricsTextFormat = "text/plain; version=0.0.4"
 
 // serveAPIServerMetrics serves kube-apiserver's /metrics with the groups as the proxy's clients see them
 // (apiserverMetrics): asked of the backend in the text format, uncompressed, and compressed for a client
-// that accepts gzip as the proxy compresses its other answers (compress.go).
+// that accepts gzip as the proxy compresses its other answers (gzip.Compress).
 func (s *server) serveAPIServerMetrics(w http.ResponseWriter, r *http.Request, ex *exchange) {
-	ex.gzip = acceptsGzip(r.Header)
+	ex.gzip = gzip.Accepts(r.Header)
 	r.Header.Set("Accept", metricsTextFormat)
 	r.Header.Set("Accept-Encoding", "identity")
 	ex.respond = s.recordFailure(ex, func(resp *http.Response) error {
 		if mediaType, _ := negotiate.MediaType(resp.Header.Get("Content-Type")); resp.StatusCode != http.StatusOK || mediaType != "text/plain" {
 			return nil
 		}
-		if err := gunzip(resp); err != nil {
+		if err := gzip.Decompress(resp); err != nil {
 			return err
 		}
 		resp.Body = &metricsReader{in: bufio.NewReaderSize(resp.Body, 32<<10), closer: resp.Body}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 )
 
 // backendGet reads path from the backend on behalf of the client of r: with its Authorization and
@@ -51,7 +53,7 @@ func (s *server) backendDo(r *http.Request, method, path, rawQuery string, heade
 		return nil, nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the backend kube-apiserver is unavailable: %v", err))
 	}
 	defer resp.Body.Close()
-	if err := gunzip(resp); err != nil {
+	if err := gzip.Decompress(resp); err != nil {
 		return nil, nil, err
 	}
 	data, err := io.ReadAll(resp.Body)

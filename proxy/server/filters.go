@@ -94,7 +94,7 @@ func newExchange(ctx context.Context, req *classify.Request, u *url.URL) context
 
 // withAbort is the outermost stage: it makes every request abortable (inprocess.Abortable) and breaks
 // off the response of one a stage aborted (inprocess.Abort: the Adapter when an answer it converts was
-// broken off, proxyError when the backend reset the request's stream, copyWatch when a watch cannot be
+// broken off, proxyError when the backend reset the request's stream, watchcopy.Copier.Copy when a watch cannot be
 // copied) once the chain returned, in net/http's documented way, as ReverseProxy does:
 // panic(http.ErrAbortHandler), which resets the client's HTTP/2 stream or closes its HTTP/1.1
 // connection, so that the client never takes a response cut short for a whole one. It is the one place
@@ -110,9 +110,9 @@ func withAbort(next http.Handler) http.Handler {
 }
 
 // withLoopbackIdentity answers a client on a loopback address uncompressed: it sets the request's
-// Accept-Encoding to "identity", so that no step of the chain gzips an answer for it (compress.go, the
+// Accept-Encoding to "identity", so that no step of the chain gzips an answer for it (gzip.Compress, the
 // Adapter, OpenAPI v2) and an answer the backend would gzip is asked for uncompressed
-// (passthrough.go); lists are still asked of the backend gzip'ed, and decompressed (listsGzip). HTTP
+// (gzip.PassThrough); lists are still asked of the backend gzip'ed, and decompressed (listsGzip). HTTP
 // lets a server answer in identity whatever Accept-Encoding names (RFC 9110 section 12.5.3), and
 // client-go reads either. A client elsewhere, or a RemoteAddr that is not an address (a Unix socket),
 // keeps its header. With on false it leaves next as it is (Options.GzipLoopback).
@@ -173,7 +173,7 @@ func withBodyLimit(limit int64, next http.Handler) http.Handler {
 
 // withUpgrades sends genuine connection upgrades (classify.Upgrade: exec, attach, port-forward, proxy,
 // a pod's log over a websocket) to upgrades untouched, and a watch over a websocket on with its upgrade
-// headers (its events are translated frame by frame, websocket.go). Any other request's upgrade headers
+// headers (its events are translated frame by frame, translateWebSocket). Any other request's upgrade headers
 // are removed (withoutUpgrade): kube-apiserver serves such a request as if they were not there, and so
 // does the proxy, with every translation and guard of the request's class.
 func withUpgrades(upgrades, next http.Handler) http.Handler {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnamed"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
@@ -273,7 +274,7 @@ func (s *server) deleteCollection(w http.ResponseWriter, r *http.Request, ex *ex
 		return err
 	}
 	if ex.gzip {
-		if err := compress(resp); err != nil {
+		if err := gzip.Compress(resp); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -131,9 +132,9 @@ func (s *server) openAPIDocument(w http.ResponseWriter, r *http.Request, backend
 		}
 	}
 	// v3 documents go uncompressed, as kube-apiserver's handler3 writes them; v2 as gziphandler does.
-	if !v3 && acceptsGzip(r.Header) && len(out) >= gzipHandlerMinSize {
+	if !v3 && gzip.Accepts(r.Header) && len(out) >= gzipHandlerMinSize {
 		raw := out
-		if out, err = doc.Derived("gzip "+contentType, func() ([]byte, error) { return gzipBytes(raw) }); err != nil {
+		if out, err = doc.Derived("gzip "+contentType, func() ([]byte, error) { return gzip.Bytes(raw) }); err != nil {
 			status.Write(w, apierrors.NewInternalError(err))
 			return
 		}

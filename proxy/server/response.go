@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
@@ -36,38 +36,14 @@ import (
 // that fails within it is answered with a Status.
 const streamBufferSize = 32 << 10
 
-// decompress passes a compressed answer that needs no translation through (passThroughGzip) where the
+// decompress passes a compressed answer that needs no translation through (gzip.PassThrough) where the
 // proxy asked for one to that end (asksBackendGzip), and reports whether it did; otherwise, or if it could
-// not, the body is decompressed in place (gunzip).
+// not, the body is decompressed in place (gzip.Decompress).
 func decompress(ex *exchange, resp *http.Response) (passed bool, err error) {
 	if asksBackendGzip(ex) {
-		return passThroughGzip(resp)
+		return gzip.PassThrough(resp)
 	}
-	return false, gunzip(resp)
-}
-
-// gunzip decompresses a gzip'ed response body in place: a list the proxy asked for gzip (listsGzip), an
-// answer it could not pass through (passThroughGzip), or a backend that compresses anyway. It decompresses
-// with klauspost/compress (the same format as compress/gzip, in about three quarters of its CPU). Readers are not pooled: a
-// body may be closed by another goroutine than the one reading it (a watch ended by its namespace's
-// mode change), and a reader put back while still read would mix two responses.
-func gunzip(resp *http.Response) error {
-	switch enc := strings.ToLower(resp.Header.Get("Content-Encoding")); enc {
-	case "", "identity":
-		return nil
-	case "gzip":
-	default:
-		return apierrors.NewInternalError(fmt.Errorf("the backend sent an unsupported Content-Encoding %q", enc))
-	}
-	zr, err := gzip.NewReader(resp.Body)
-	if err != nil {
-		return apierrors.NewInternalError(fmt.Errorf("decompressing the backend's response: %w", err))
-	}
-	resp.Body = &readCloser{Reader: zr, close: resp.Body.Close}
-	resp.Header.Del("Content-Encoding")
-	resp.Header.Del("Content-Length")
-	resp.ContentLength = -1
-	return nil
+	return false, gzip.Decompress(resp)
 }
 
 // replaceBody reads the whole response body, translates it with fn and sets the result with its
@@ -212,7 +188,7 @@ func (b *watchBody) Read(p []byte) (int, error) {
 
 func (b *watchBody) Close() error { return b.close() }
 
-// Idle reports whether the translation holds nothing (idler): its next Read reads the backend.
+// Idle reports whether the translation holds nothing (watchcopy.Copier.Copy): its next Read reads the backend.
 func (b *watchBody) Idle() bool { return b.r.Idle() }
 
 // readCloser is a Reader with its own Close.
@@ -276,7 +252,7 @@ func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream fu
 func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error), items *listItems) error {
 	req := ex.req
 	if resp.StatusCode == http.StatusSwitchingProtocols {
-		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (websocket.go)
+		return s.translateWebSocket(ex, resp, upstream) // a watch over a websocket (watch.go)
 	}
 	upstreamWarnings(resp)
 	if !req.IsResource || !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
@@ -315,7 +291,7 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 // watches of the resource as in JSON; a list item by item (protobufBody), written once all of it was
 // read: a protobuf message states its length before its content; anything else (an object, an error's
 // Status) whole. A response that names no private group is passed on as it is, compressed as the
-// backend compressed it if the client accepts that (passThroughGzip).
+// backend compressed it if the client accepts that (gzip.PassThrough).
 func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	req := ex.req
 	upstreamWarnings(resp)
@@ -391,7 +367,7 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 	if !negotiate.IsJSON(resp.Header.Get("Content-Type")) {
 		return nil
 	}
-	if err := gunzip(resp); err != nil {
+	if err := gzip.Decompress(resp); err != nil {
 		return err
 	}
 	if resp.StatusCode >= http.StatusMultipleChoices {
@@ -451,7 +427,7 @@ func modifyResponse(resp *http.Response) error {
 	// kube-apiserver gzips the objects it serializes, never a long-running stream (a watch, a followed
 	// log), which the proxy must not hold back either.
 	if ex.gzip && !ex.req.LongRunning {
-		return compress(resp)
+		return gzip.Compress(resp)
 	}
 	return nil
 }

@@ -30,8 +30,9 @@
 //     kinds and metadata (package negotiate);
 //  5. forward it with httputil.ReverseProxy over client-go's transport (package backend), unbuffered
 //     (FlushInterval -1); a watch's body copied by the handler itself, which holds no copy buffer while
-//     the watch waits (watch.go), and memory returned to the OS after a burst of watches (package
-//     memrelease); a watch over a websocket frame by frame (websocket.go, frames of package wsframe);
+//     the watch waits (watch.go, package internal/watchcopy), and memory returned to the OS after a
+//     burst of watches (package memrelease); a watch over a websocket frame by frame (watch.go, package
+//     internal/watchcopy, frames of package wsframe);
 //  6. the response stage (response.go): Warning headers, Status bodies, single objects, and lists and
 //     watches streamed object by object (package stream), in JSON or protobuf.
 //
@@ -78,7 +79,7 @@
 // uncompressed (discovery's is gzip'ed by the transport and decompressed); a translated answer larger than
 // 128 KiB is gzip'ed for a client that accepts it, at kube-apiserver's level, as kube-apiserver does
 // (watches are not); a compressed answer that names no private group, and an answer the proxy passes
-// through, keep the backend's encoding (passthrough.go). A client on a loopback address (the manager
+// through, keep the backend's encoding (package internal/gzip). A client on a loopback address (the manager
 // beside a sidecar proxy) is answered uncompressed unless Options.GzipLoopback: over loopback gzip saves
 // no time and costs CPU on both sides.
 package server
@@ -109,6 +110,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backend"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/memrelease"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/pageout"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/watchcopy"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -209,8 +211,8 @@ type server struct {
 	// answers the handler copies itself (serveWatch, watch.go); upgrades forwards connection upgrades over
 	// HTTP/1.1.
 	proxy, watches, upgrades *httputil.ReverseProxy
-	// watchBuffers are the watches' copy buffers, taken while an event is copied (copyWatch).
-	watchBuffers watchBufferPool
+	// watchCopier copies the watches' answers, taking a copy buffer only while an event is copied.
+	watchCopier *watchcopy.Copier
 	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
 	webhook http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
@@ -236,14 +238,6 @@ func newCopyBuffers(size int) *copyBuffers {
 
 func (c *copyBuffers) Get() []byte  { return *c.pool.Get().(*[]byte) }
 func (c *copyBuffers) Put(b []byte) { c.pool.Put(&b) }
-
-// get and put are Get and Put by pointer (watchBufferPool): giving a buffer back allocates nothing.
-func (c *copyBuffers) get() *[]byte  { return c.pool.Get().(*[]byte) }
-func (c *copyBuffers) put(b *[]byte) { c.pool.Put(b) }
-
-// watchCopyBuffer is the copy buffer of a watch, taken while an event is copied: an event of a few KB
-// is copied in one read, a larger one in several (each flushed to the client).
-const watchCopyBuffer = 8 << 10
 
 // sharedWatchBytes bounds server.sharedWatch: a few hundred events of a few KB, more than the
 // watchers of one resource see at the same time.
@@ -313,11 +307,10 @@ func New(o Options) (http.Handler, error) {
 		ErrorLog:       klog.NewStandardLogger("WARNING"),
 	}
 	s.proxy.BufferPool = newCopyBuffers(32 << 10)
-	watchBuffers := newCopyBuffers(watchCopyBuffer)
-	s.watchBuffers = watchBuffers
+	s.watchCopier = watchcopy.NewCopier(watchCopyBuffer)
 	watches := *s.proxy
 	watches.ModifyResponse = modifyWatchResponse
-	watches.BufferPool = watchBuffers
+	watches.BufferPool = s.watchCopier.BufferPool()
 	s.watches = &watches
 	s.upgrades = &httputil.ReverseProxy{
 		Rewrite:       s.rewrite,

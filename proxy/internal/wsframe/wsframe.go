@@ -1,7 +1,7 @@
 // Package wsframe reads and writes websocket frames (RFC 6455 section 5.2) as a server sends them:
 // unmasked, with no extension negotiated. The proxy reads the frames of its backend's websocket watches
-// with Read and writes the frames it sends the client in their place with Write (package server,
-// websocket.go); it never reads a client's frames, which it passes on as they are.
+// with Read and writes the frames it sends the client in their place with Write (package
+// internal/watchcopy, websocket.go); it never reads a client's frames, which it passes on as they are.
 package wsframe
 
 import (

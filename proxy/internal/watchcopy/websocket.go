@@ -1,23 +1,14 @@
-package server
+package watchcopy
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strings"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/wsframe"
-	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
-	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
-	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // A watch over a websocket (classify.Request.WebSocket) takes the way of every watch of its class: the
@@ -27,15 +18,15 @@ import (
 // header with 403, several subprotocols with 400, authenticates a bearer token carried as a
 // "base64url.bearer.authorization.k8s.io." subprotocol, and answers with the client's Sec-WebSocket-Key.
 // A refusal is an ordinary response and is translated as one. Once the backend has switched protocols,
-// httputil.ReverseProxy joins the two connections, and translateWebSocket puts itself between them on the
-// backend's side: each message the backend sends is one watch event (kube-apiserver writes every encoded
+// httputil.ReverseProxy joins the two connections, and NewWebSocket (put in by package server's
+// translateWebSocket) puts itself between them on the backend's side: each message the backend sends is one watch event (kube-apiserver writes every encoded
 // event with one websocket.Message.Send, as a text frame for JSON), translated with stream.Event as the
 // events of an HTTP watch are, and sent on to the client as one text frame. The client's frames (it sends
 // none but control frames: the apiserver ignores anything else) pass to the backend as they are.
 //
 // Ending: the backend's close frame is passed on. A backend connection that breaks off ends the client's
 // websocket with a normal close frame (status 1000, what x/net/websocket sends when kube-apiserver ends a
-// watch), as a broken HTTP watch ends cleanly (watchBody), so that the client watches again. An event that
+// watch), as a broken HTTP watch ends cleanly (package server's watchBody), so that the client watches again. An event that
 // cannot be translated, or a frame the proxy cannot read, is answered with an ERROR event (stream.ErrorEvent)
 // and a normal close; so is a binary (protobuf or CBOR) message, which cannot be translated: the proxy
 // narrows Accept to JSON, so the backend sends none.
@@ -45,36 +36,14 @@ import (
 // memory.
 const maxWebSocketMessage = 64 << 20
 
-// translateWebSocket translates the 101 Switching Protocols answer to a watch over a websocket, in place:
-// its body, the upgraded backend connection, is replaced by one that translates every message the backend
-// sends (see above). upstream translates one whole object, as for an HTTP watch. A 101 to any other
-// request is refused with a 500: the proxy forwards upgrade headers of no other request it translates.
-func (s *server) translateWebSocket(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
-	conn, ok := resp.Body.(io.ReadWriteCloser)
-	if !ex.req.WebSocket || !ok || !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") {
-		_ = resp.Body.Close()
-		return apierrors.NewInternalError(fmt.Errorf("the backend switched to protocol %q for a request the proxy translates", resp.Header.Get("Upgrade")))
-	}
-	req := ex.req
-	objects := stream.Objects{
-		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     s.timed(req, upstream),
-		Status:     s.timed(req, s.bodies.Upstream),
-	}
-	resp.Body = &webSocketWatch{
-		conn:  conn,
-		in:    bufio.NewReader(conn),
-		event: func(event []byte) ([]byte, error) { return stream.Event(event, objects) },
-		failed: func(err error) {
-			s.translationFailed(ex, metrics.Response, apierrors.NewInternalError(err))
-		},
-		broken: func(err error) {
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
-				klog.V(loglevel.Unusual).InfoS("The backend's websocket watch broke off; ending the client's watch", "resource", req.Resource, "err", err)
-			}
-		},
-	}
-	return nil
+// NewWebSocket returns the backend's side of a watch over a websocket as the client gets it (see above):
+// conn is the upgraded backend connection (the body of the backend's 101 Switching Protocols); Read
+// returns its frames with each data message, one watch event, translated by event (nil without an error
+// drops the event), Write and Close are conn's. failed is told of an event that cannot be translated or
+// a frame that cannot be read, broken of a backend connection that ended without a close frame. Read is
+// called by one goroutine, Write by another.
+func NewWebSocket(conn io.ReadWriteCloser, event func([]byte) ([]byte, error), failed, broken func(error)) io.ReadWriteCloser {
+	return &webSocketWatch{conn: conn, in: bufio.NewReader(conn), event: event, failed: failed, broken: broken}
 }
 
 // webSocketWatch is the backend's side of a websocket watch as the proxy hands it to the client: Read

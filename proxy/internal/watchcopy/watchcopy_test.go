@@ -1,4 +1,4 @@
-package server
+package watchcopy
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ type countingBuffers struct{ out atomic.Int64 }
 
 func (c *countingBuffers) get() *[]byte {
 	c.out.Add(1)
-	b := make([]byte, watchCopyBuffer)
+	b := make([]byte, 8<<10)
 	return &b
 }
 func (c *countingBuffers) put(*[]byte) { c.out.Add(-1) }
@@ -62,28 +62,28 @@ func (f *flushes) Flush() {
 	f.at = len(out)
 }
 
-// TestCopyWatchHoldsNoBufferWhileWaiting: between events a watch waits for the backend on a byte of
+// TestCopyHoldsNoBufferWhileWaiting: between events a watch waits for the backend on a byte of
 // its own, without a copy buffer, whether its events are translated (a WatchReader) or passed on as
 // they are; each event is written and flushed whole, as soon as it came.
-func TestCopyWatchHoldsNoBufferWhileWaiting(t *testing.T) {
+func TestCopyHoldsNoBufferWhileWaiting(t *testing.T) {
 	events := []string{`{"type":"ADDED","object":{"kind":"Machine"}}` + "\n", `{"type":"MODIFIED","object":{"kind":"Machine","x":"` + strings.Repeat("y", 3000) + `"}}` + "\n"}
 	for _, translated := range []bool{false, true} {
 		name := map[bool]string{false: "passed on", true: "translated"}[translated]
 		t.Run(name, func(t *testing.T) {
 			buffers := &countingBuffers{}
-			s := &server{watchBuffers: buffers}
+			c := &Copier{buffers: buffers}
 			backend := &backendBody{chunks: make(chan string), waiting: make(chan int)}
-			src := &watchSource{ReadCloser: backend}
+			src := NewSource(backend)
 			var body io.ReadCloser = src
 			if translated {
 				r := stream.NewWatchReader(src, stream.Objects{Object: func(obj []byte) ([]byte, error) { return obj, nil }})
-				body = &watchBody{r: r, end: func() {}, close: src.Close}
+				body = translatedBody{WatchReader: r, Closer: src}
 			}
 			w := &flushes{ResponseRecorder: httptest.NewRecorder(), flushed: make(chan string, 10)}
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				s.copyWatch(w, httptest.NewRequest(http.MethodGet, "/?watch=true", nil), &watchCopy{body: body, src: src})
+				c.Copy(w, httptest.NewRequest(http.MethodGet, "/?watch=true", nil), body, src)
 			}()
 			if got := <-w.flushed; got != "" {
 				t.Fatalf("the headers' flush wrote %q", got)
@@ -113,19 +113,33 @@ func TestCopyWatchHoldsNoBufferWhileWaiting(t *testing.T) {
 	}
 }
 
+// translatedBody is a translated watch's body as package server's watchBody is: it tells when it is idle.
+type translatedBody struct {
+	*stream.WatchReader
+	io.Closer
+}
+
+// readCloser is a Reader with its own Close.
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
+
 // failingWriter fails every write.
 type failingWriter struct{ *httptest.ResponseRecorder }
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("the client went away") }
 
-// TestCopyWatchClientGone: a watch whose client cannot be written to ends and closes the backend's body,
+// TestCopyClientGone: a watch whose client cannot be written to ends and closes the backend's body,
 // its response aborted (inprocess.Abort), as ReverseProxy ends a copy that failed.
-func TestCopyWatchClientGone(t *testing.T) {
-	s := &server{watchBuffers: &countingBuffers{}}
+func TestCopyClientGone(t *testing.T) {
+	c := &Copier{buffers: &countingBuffers{}}
 	closed := false
-	body := &readCloser{Reader: bytes.NewReader([]byte("{}\n")), close: func() error { closed = true; return nil }}
+	body := readCloser{Reader: bytes.NewReader([]byte("{}\n")), close: func() error { closed = true; return nil }}
 	r, aborted := inprocess.Abortable(httptest.NewRequest(http.MethodGet, "/?watch=true", nil))
-	s.copyWatch(failingWriter{httptest.NewRecorder()}, r, &watchCopy{body: body, src: &watchSource{ReadCloser: io.NopCloser(nil)}})
+	c.Copy(failingWriter{httptest.NewRecorder()}, r, body, NewSource(io.NopCloser(nil)))
 	if aborted() == nil {
 		t.Error("the response was not aborted")
 	}

@@ -1,4 +1,4 @@
-package server
+package gzip
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -21,7 +20,7 @@ import (
 // decompressed only to be searched for the names of the private groups, and sent on as it came when it
 // names none, so that the proxy spends no compression work on it. An answer that names one (a Secret
 // owned by a Cluster) is translated and compressed again. Lists of mapped kinds always name their group:
-// they are asked for gzip (listsGzip) only because receiving them compressed costs less.
+// the proxy asks for them gzip'ed only because receiving them compressed costs less (package server).
 
 // maxPassThrough bounds the compressed answer the proxy holds while it finds out whether the answer
 // names a private group: a list of hundreds of MiB of built-in objects would otherwise be held whole.
@@ -32,31 +31,15 @@ const maxPassThrough = 1 << 20
 // longest group name and the longest JSON escape, so that a name split between two chunks is found.
 const mentionOverlap = 128
 
-// asksBackendGzip reports whether the proxy asks the backend for a gzip'ed answer to a resource
-// request, to pass it through (passThroughGzip): for a client that accepts gzip, a resource of no
-// mapped group, answered in JSON (not a YAML answer written from JSON), not a long-running request.
-func asksBackendGzip(ex *exchange) bool {
-	return ex.gzip && !ex.yaml && ex.req.Class == classify.Other && !ex.req.LongRunning && !ex.target.UntranslatedRequest()
-}
-
-// listsGzip reports whether the proxy asks the backend for a gzip'ed list (kube-apiserver compresses
-// one larger than 128 KiB), which it decompresses to translate, as the standard library's transport
-// does for a bare reverse proxy: a 10k Machine list is 2.4 MB instead of 60 MB on the link, a
-// twenty-fifth of the TLS records, HTTP/2 frames and wake-ups of the transport's reader, and of the
-// data the transport buffers for a stream (peak RSS), for a decompression of about the same CPU.
-func listsGzip(ex *exchange) bool {
-	return ex.req.Verb == "list" && !ex.req.LongRunning
-}
-
-// passThroughGzip passes a gzip'ed response that names no private group through as it is, with its
-// Content-Length: it decompresses the body as it reads it, holding the compressed bytes (at most
-// maxPassThrough), and searches the text for the names translate.ToUpstream translates
-// (groupnames.Mentions). It reports whether it did; if not (the text names a group, the body is larger,
-// or it could not be read whole), resp.Body is the whole body again, decompressed (gunzip), to be
-// translated. A body that is not gzip'ed is left to gunzip.
-func passThroughGzip(resp *http.Response) (bool, error) {
+// PassThrough passes a gzip'ed response that names no private group through as it is, with its
+// Content-Length: it decompresses the body as it reads it, holding the compressed bytes (at most 1 MiB),
+// and searches the text for the names translate.ToUpstream translates (groupnames.Mentions). It reports
+// whether it did; if not (the text names a group, the body is larger, or it could not be read whole),
+// resp.Body is the whole body again, decompressed (Decompress), to be translated. A body that is not
+// gzip'ed is left to Decompress.
+func PassThrough(resp *http.Response) (bool, error) {
 	if !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		return false, gunzip(resp)
+		return false, Decompress(resp)
 	}
 	src := resp.Body
 	var held bytes.Buffer
@@ -74,7 +57,7 @@ func passThroughGzip(resp *http.Response) (bool, error) {
 	}
 	// To be translated, from the beginning; a read error of src is src's again.
 	resp.Body = &readCloser{Reader: io.MultiReader(&held, src), close: src.Close}
-	return false, gunzip(resp)
+	return false, Decompress(resp)
 }
 
 // mentionsGroup reads r to its end, or to the first name of a private group in it.
