@@ -15,6 +15,10 @@
 //
 // Everything else in the documents (schemas, descriptions, which mention label keys such as
 // cluster.x-k8s.io/cluster-name) is left as it is.
+//
+// Handler serves them through the proxy (package server dispatches the OpenAPI paths to it): each
+// document read from the backend with the client's credentials, translated once per backend version
+// (Cache), and answered as kube-apiserver answers, in JSON or protobuf (handler.go).
 package openapi
 
 import (

@@ -20,7 +20,7 @@
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //     the requests the Adapter and the merged lists and watches make to the proxy itself are served in
 //     process by package internal/inprocess, which returns a response broken off as an error;
-//  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
+//  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (package openapi),
 //     discovery, CRDs and APIServices, whose objects are named after the groups they register
 //     (groupnamed.go, crd.go, apiservice.go; packages groupnamed, crd, apiservice), and resources; the
 //     admission webhooks (Options.Admission) are served ahead of the whole chain, at their own paths;
@@ -202,11 +202,10 @@ type server struct {
 	bodies     *body.Translator
 	discovery  *discovery.Rewriter
 	crds       *crd.Names
-	openapi    *openapi.Rewriter
-	// openapiDocs holds the translated OpenAPI documents, by backend path.
-	openapiDocs *openapi.Cache
-	maxBody     int64
-	metrics     *metrics.Metrics
+	// openapi serves the OpenAPI documents (classify.OpenAPI).
+	openapi *openapi.Handler
+	maxBody int64
+	metrics *metrics.Metrics
 	// proxy forwards every request but upgrades and watches of resources; watches forwards those, whose
 	// answers the handler copies itself (serveWatch, watch.go); upgrades forwards connection upgrades over
 	// HTTP/1.1.
@@ -279,8 +278,6 @@ func New(o Options) (http.Handler, error) {
 		bodies:      body.New(o.Routes),
 		discovery:   discovery.New(o.Routes),
 		crds:        crd.New(o.Routes),
-		openapi:     openapi.New(o.Routes),
-		openapiDocs: openapi.NewCache(),
 		maxBody:     o.MaxRequestBodyBytes,
 		metrics:     o.Metrics,
 		namespaces:  o.Namespaces,
@@ -289,6 +286,7 @@ func New(o Options) (http.Handler, error) {
 	if o.Namespaces != nil {
 		s.cutover = cutover.New(o.Namespaces, retryAfterSeconds(o.HoldRetryAfter), cutoverProxy{s})
 	}
+	s.openapi = openapi.NewHandler(openapi.New(o.Routes), s.backendGet)
 	s.crdNamed = &groupNamed{names: s.crds.Names, mapped: s.crdRequest}
 	s.apiServices = &groupNamed{names: apiservice.New(o.Routes), mapped: s.apiServiceRequest}
 	s.watchMemory = memrelease.New(func() {
@@ -403,7 +401,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case classify.Webhook:
 		s.serveWebhook(w, r)
 	case classify.OpenAPI:
-		s.serveOpenAPI(w, r)
+		s.openapi.ServeHTTP(w, r)
 	case classify.Discovery:
 		s.serveDiscovery(w, r, ex)
 	case classify.CRD:
