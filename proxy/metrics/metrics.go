@@ -1,7 +1,7 @@
 // Package metrics holds the proxy's Prometheus metrics, in a registry of their own (never the global
 // one), with the Go runtime and process collectors beside them: those of the handler chain (package
-// server), of the serving modes of namespaces (cutover.Namespaces) and of the conversion and admission
-// webhooks (package webhook). Every one is defined here, in New, and listed by Definitions, from which
+// server, and WithRequests), of the serving modes of namespaces (cutover.Namespaces) and of the
+// conversion and admission webhooks (package webhook). Every one is defined here, in New, and listed by Definitions, from which
 // docs/operations.md's table of metrics is generated (hack/docgen): names, types, help and labels.
 //
 // Every label has a bounded set of values: API groups, resources and kinds come from the route table,
@@ -31,6 +31,10 @@
 // a restart of the proxy.
 //
 // A nil *Metrics is valid and records nothing.
+//
+// WithRequests is the handler chain's filter that counts, times and logs every request (requests.go).
+// APIServerText is kube-apiserver's own /metrics as the proxy's clients see it: the private groups
+// under their upstream names, the platform's upstream groups dropped (apiserver.go).
 package metrics
 
 import (

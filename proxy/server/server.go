@@ -4,7 +4,7 @@
 //
 // One handler chain, built in New, serves every request; its code is filed by stage:
 //
-//  1. filters (filters.go, instrument.go): classification (package classify), once per request, carried
+//  1. filters (filters.go; metrics.WithRequests): classification (package classify), once per request, carried
 //     in the request's context as one read-only value (classify.NewContext; the server's own state of the
 //     request, its exchange, refers to it): a mapped resource with its route and the path to send,
 //     discovery, an OpenAPI document, CRDs, APIServices, the conversion webhook, a private group, a
@@ -335,7 +335,7 @@ func New(o Options) (http.Handler, error) {
 	//	withLoopbackIdentity   a loopback client answered uncompressed (unless Options.GzipLoopback)
 	//	withClass              classified once (package classify): the classification and its exchange
 	//	                       put into its context
-	//	withMetrics            counted, timed and logged
+	//	metrics.WithRequests   counted, timed and logged
 	//	auth.WithHeaderPolicy  the authentication mode's header rules
 	//	withUnrouted           404 for the private groups and what no route serves; 400 for a target
 	//	                       that is not a path
@@ -361,7 +361,7 @@ func New(o Options) (http.Handler, error) {
 	handler = withBodyLimit(s.maxBody, handler)
 	handler = withUnrouted(handler)
 	handler = auth.WithHeaderPolicy(o.AuthMode, o.IdentityHeaderPrefixes, handler)
-	handler = withMetrics(s.metrics, handler)
+	handler = metrics.WithRequests(s.metrics, handler)
 	handler = withClass(s.classifier, handler)
 	handler = withLoopbackIdentity(!o.GzipLoopback, handler)
 	handler = withAdmission(o.Admission, handler)

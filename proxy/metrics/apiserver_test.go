@@ -1,14 +1,13 @@
-package server
+package metrics
 
 import (
-	"bufio"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
 )
 
-func TestMetricsReader(t *testing.T) {
+func TestAPIServerText(t *testing.T) {
 	long := `apiserver_storage_objects{resource="` + strings.Repeat("x", 40<<10) + `.cluster.hypershift.openshift.io"} 1` + "\n"
 	in := `# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.
 # TYPE apiserver_request_total counter
@@ -25,7 +24,7 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="apps"
 apiserver_storage_objects{resource="machines.infrastructure.cluster.x-k8s.io"} 2
 ` + strings.Replace(long, "hypershift.openshift.io", "x-k8s.io", 1) + `no_newline_at_the_end{group="cluster.x-k8s.io"} 1`
 	for name, r := range map[string]io.Reader{"whole": strings.NewReader(in), "a byte at a time": iotest.OneByteReader(strings.NewReader(in))} {
-		m := &metricsReader{in: bufio.NewReaderSize(r, 32<<10), closer: io.NopCloser(nil)}
+		m := APIServerText(io.NopCloser(r))
 		got, err := io.ReadAll(iotest.HalfReader(m))
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %v\n got %q\nwant %q", name, err, got, want)
