@@ -23,6 +23,10 @@
 // kube-apiserver reads them: member names match exactly, a repeated member is decoded over the earlier
 // one (sigs.k8s.io/json, the apiserver's JSON decoder), and YAML, protobuf and CBOR bodies are decoded
 // first (BodyJSON).
+//
+// What the proxy refuses itself is refused once the backend authorized the client (Authorize), as
+// kube-apiserver authorizes first; a deletecollection is served by the backend's requests DeleteSelected
+// lists, each with the client's credentials (backend.go). Package server dispatches the requests here.
 package groupnamed
 
 import (

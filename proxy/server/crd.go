@@ -59,7 +59,7 @@ func (s *server) getPrivateCRD(r *http.Request, upstreamName, privateName string
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, backendError(resp, data, s.crds.Names, http.MethodGet, upstreamName)
+		return nil, s.crds.Names.BackendError(resp, data, http.MethodGet, upstreamName)
 	}
 	return data, nil
 }
