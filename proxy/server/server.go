@@ -298,7 +298,7 @@ func New(o Options) (http.Handler, error) {
 	})
 	s.proxy = &httputil.ReverseProxy{
 		Rewrite:        s.rewrite,
-		Transport:      &headerTimeout{next: b.Transport, timeout: o.ResponseHeaderTimeout},
+		Transport:      backend.WithHeaderTimeout(b.Transport, o.ResponseHeaderTimeout),
 		FlushInterval:  -1,
 		ModifyResponse: modifyResponse,
 		ErrorHandler:   proxyError,

@@ -1,7 +1,8 @@
 // Package backend is where and how the proxy connects to kube-apiserver (server.Options.Backend): the
 // backend's base URL and client-go's transports to it, with the credentials the authentication mode
 // allows (package auth), and, with a CA content provider (server.Options.BackendCA), its serving
-// certificate verified against the provider's current bundle at each TLS handshake (ca.go).
+// certificate verified against the provider's current bundle at each TLS handshake (ca.go); the wait
+// for a response's headers bounded (WithHeaderTimeout, timeout.go), and the backend's readiness (Ready).
 package backend
 
 import (

@@ -1,24 +1,32 @@
-package server
+package backend
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 )
 
 // errHeaderTimeout cancels a request whose response headers did not arrive in time.
 var errHeaderTimeout = errors.New("no response headers from the backend in time")
 
+// WithHeaderTimeout returns next with the wait for the backend's response headers bounded by timeout
+// (headerTimeout); a timeout of zero or less leaves next unbounded.
+func WithHeaderTimeout(next http.RoundTripper, timeout time.Duration) http.RoundTripper {
+	return &headerTimeout{next: next, timeout: timeout}
+}
+
 // headerTimeout bounds the wait for the backend's response headers of requests that are not long-running
-// (classify.Request.LongRunning): a backend that accepts connections but does not answer must not hold a
+// (classify.Request.LongRunning, classify.FromContext): a backend that accepts connections but does not answer must not hold a
 // client, and the proxy's goroutines, forever. A watch is exempt (kube-apiserver sends its headers at
 // once, but events may be minutes away), as are logs, exec, attach, port-forward and proxy requests. On
-// expiry the request is cancelled and answered with 504 Timeout. The response body is not bounded.
+// expiry the request is cancelled and RoundTrip returns a 504 Timeout API status. The response body is not bounded.
 type headerTimeout struct {
 	next    http.RoundTripper
 	timeout time.Duration
@@ -57,3 +65,11 @@ func (t *headerTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
 	}}
 	return resp, nil
 }
+
+// readCloser is a Reader with its own Close.
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r *readCloser) Close() error { return r.close() }
