@@ -32,7 +32,8 @@
 //
 // A nil *Metrics is valid and records nothing.
 //
-// WithRequests is the handler chain's filter that counts, times and logs every request (requests.go).
+// WithRequests is the handler chain's filter that counts, times and logs every request (requests.go);
+// Timed and its kin time the translations of a request's bodies (translations.go).
 // APIServerText is kube-apiserver's own /metrics as the proxy's clients see it: the private groups
 // under their upstream names, the platform's upstream groups dropped (apiserver.go).
 package metrics

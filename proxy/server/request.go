@@ -207,7 +207,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 		return err
 	}
 	contentType := r.Header.Get("Content-Type")
-	done := s.timeTranslation(req, metrics.Request)
+	done := s.metrics.TimeTranslation(req, metrics.Request)
 	var (
 		out     []byte
 		outType string

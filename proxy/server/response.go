@@ -241,7 +241,7 @@ func (s *server) statusOf(ex *exchange) func([]byte) ([]byte, error) {
 // translateObjects translates the backend's response to a resource request, in place: the objects it
 // holds (the object, a list's items, watch events' objects) with upstream, which is only given
 // well-formed JSON (streams validate what they read, a single object is validated first), Status bodies
-// and Warning headers by their own rules. Translations are timed and their errors counted (s.timed, listBody, watchBody).
+// and Warning headers by their own rules. Translations are timed and their errors counted (metrics.Timed, listBody, watchBody).
 func (s *server) translateObjects(ex *exchange, resp *http.Response, upstream func([]byte) ([]byte, error)) error {
 	return s.translateObjectsAppending(ex, resp, upstream, nil)
 }
@@ -261,18 +261,18 @@ func (s *server) translateObjectsAppending(ex *exchange, resp *http.Response, up
 	if passed, err := decompress(ex, resp); passed || err != nil {
 		return err
 	}
-	statusUpstream := s.timed(req, s.statusOf(ex))
+	statusUpstream := s.metrics.Timed(req, s.statusOf(ex))
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     s.timed(req, upstream),
+		Object:     s.metrics.Timed(req, upstream),
 		Status:     statusUpstream,
 	}
 	if items != nil {
-		objects.AppendObject = s.timedAppend(req, items.appendValid)
-		objects.AppendItem = s.timedAppendItem(req, items.appendItem)
-		objects.Row = s.timedAppend(req, s.bodies.AppendTableRow)
+		objects.AppendObject = s.metrics.TimedAppend(req, items.appendValid)
+		objects.AppendItem = s.metrics.TimedAppendItem(req, items.appendItem)
+		objects.Row = s.metrics.TimedAppend(req, s.bodies.AppendTableRow)
 	}
-	single := s.timed(req, func(data []byte) ([]byte, error) {
+	single := s.metrics.Timed(req, func(data []byte) ([]byte, error) {
 		if err := translate.Valid(data); err != nil {
 			return nil, fmt.Errorf("decoding object: %w", err)
 		}
@@ -303,7 +303,7 @@ func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.
 	}
 	object := s.bodies.ProtobufUpstreamOf(gr)
 	if req.Watch && resp.StatusCode < http.StatusMultipleChoices {
-		shared := s.timed(req, s.sharedWatch.Object("protobuf "+gr.String(), object))
+		shared := s.metrics.Timed(req, s.sharedWatch.Object("protobuf "+gr.String(), object))
 		s.protobufWatchBody(ex, resp, func(obj []byte) ([]byte, error) {
 			if !groupnames.Mentions(translate.ToUpstream, obj) {
 				return obj, nil // the frame is passed on as it is, and nothing is held for it
@@ -313,7 +313,7 @@ func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.
 		return nil
 	}
 	if resp.StatusCode >= http.StatusMultipleChoices {
-		return replaceBody(resp, s.timed(req, object))
+		return replaceBody(resp, s.metrics.Timed(req, object))
 	}
 	return s.protobufBody(ex, resp, gr)
 }
@@ -325,7 +325,7 @@ func (s *server) protobufBody(ex *exchange, resp *http.Response, gr schema.Group
 	src := resp.Body
 	in := &sourceReader{r: src}
 	out, size, err := s.bodies.ProtobufUpstreamFrom(gr, in, func(translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
-		return s.timed(ex.req, translate)
+		return s.metrics.Timed(ex.req, translate)
 	})
 	_ = src.Close()
 	if err != nil {
@@ -347,7 +347,7 @@ func (s *server) translateJSON(ex *exchange, resp *http.Response, objects stream
 	switch {
 	case resp.StatusCode >= http.StatusMultipleChoices:
 		// An error: a Status, which may quote the request's body (errorStatus).
-		return replaceBody(resp, s.timed(req, errorStatus(ex, s.statusOf(ex))))
+		return replaceBody(resp, s.metrics.Timed(req, errorStatus(ex, s.statusOf(ex))))
 	case req.Watch:
 		s.watchBody(ex, resp, objects)
 		return nil
@@ -387,7 +387,7 @@ func (s *server) discoveryResponse(resp *http.Response) error {
 }
 
 // proxyError answers a request the proxy could not complete: the Status a response translation failed
-// with, 504 Timeout when the backend sent no response headers in time (headerTimeout), or 503
+// with, 504 Timeout when the backend sent no response headers in time (backend.WithHeaderTimeout), or 503
 // ServiceUnavailable when the backend could not be reached or broke off. A backend that reset the
 // request's HTTP/2 stream after it was sent (kube-apiserver does when a handler panics: v1.34 on a
 // protobuf body for a custom resource) has the client's stream reset too, as kube-apiserver would have

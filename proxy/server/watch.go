@@ -82,8 +82,8 @@ func (s *server) translateWebSocket(ex *exchange, resp *http.Response, upstream 
 	req := ex.req
 	objects := stream.Objects{
 		APIVersion: translate.ToUpstream.APIVersion,
-		Object:     s.timed(req, upstream),
-		Status:     s.timed(req, s.bodies.Upstream),
+		Object:     s.metrics.Timed(req, upstream),
+		Status:     s.metrics.Timed(req, s.bodies.Upstream),
 	}
 	resp.Body = watchcopy.NewWebSocket(conn,
 		func(event []byte) ([]byte, error) { return stream.Event(event, objects) },
