@@ -16,9 +16,10 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 )
 
 // Serving certificates are read again when their files change: fsnotify tells at once, and a poll every
@@ -137,11 +138,11 @@ func backendCA(ctx context.Context, cfg *rest.Config) (dynamiccertificates.CACon
 	return ca, nil
 }
 
-// webhookServer serves the private CRDs' conversion webhook (classify.WebhookPath, package webhook) and,
-// with --admission-webhook, the admission webhooks (webhook.AdmissionPathPrefix) on --webhook-listen over
+// webhookServer serves the private CRDs' conversion webhook (conversion.Path, package conversion) and,
+// with --admission-webhook, the admission webhooks (admission.PathPrefix) on --webhook-listen over
 // TLS: the apiserver must reach them from outside the pod, while in sidecar mode the API listener is
 // confined to loopback. Any other path is 404. It serves the handlers the API listener serves (one
-// webhook.Handler, one webhook.Admission), so that the two listeners share their turns and budgets.
+// conversion.Handler, one admission.Handler, on webhook.Mux), so that the two listeners share their turns and budgets.
 //
 // Only the apiserver calls it, with small requests it sends at once, so its http.Server bounds every
 // request: headers within 10 s (the apiserver sends them at once; kube-apiserver's own secure serving
@@ -155,7 +156,7 @@ type webhookServer struct {
 }
 
 // newWebhookServer listens on --webhook-listen, or returns nil when it is empty.
-func newWebhookServer(ctx context.Context, o *options.Options, conversion, admission http.Handler) (*webhookServer, error) {
+func newWebhookServer(ctx context.Context, o *options.Options, conv, adm http.Handler) (*webhookServer, error) {
 	if o.WebhookListen == "" {
 		return nil, nil
 	}
@@ -164,11 +165,7 @@ func newWebhookServer(ctx context.Context, o *options.Options, conversion, admis
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(classify.WebhookPath, conversion)
-	if admission != nil {
-		mux.Handle(webhook.AdmissionPathPrefix, admission)
-	}
+	mux := webhook.Mux(conv, adm)
 	ln, err := net.Listen("tcp", o.WebhookListen)
 	if err != nil {
 		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.WebhookListen, err)
@@ -189,7 +186,7 @@ func newWebhookServer(ctx context.Context, o *options.Options, conversion, admis
 }
 
 func (w *webhookServer) serve() error {
-	klog.InfoS("Serving the webhooks", "address", w.ln.Addr().String(), "conversion", classify.WebhookPath, "admission", webhook.AdmissionPathPrefix)
+	klog.InfoS("Serving the webhooks", "address", w.ln.Addr().String(), "conversion", conversion.Path, "admission", admission.PathPrefix)
 	if err := w.srv.ServeTLS(w.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -1,8 +1,9 @@
 // Package metrics holds the proxy's Prometheus metrics, in a registry of their own (never the global
 // one), with the Go runtime and process collectors beside them: those of the handler chain (package
 // server), of the serving modes of namespaces (cutover.Namespaces) and of the conversion and admission
-// webhooks (package webhook). Every one is defined here, in New, and listed by Definitions, from which
-// docs/operations.md's table of metrics is generated (hack/docgen): names, types, help and labels.
+// webhooks (packages webhook/conversion and webhook/admission). Every one is defined here, in New, and
+// listed by Definitions, from which docs/operations.md's table of metrics is generated (hack/docgen):
+// names, types, help and labels.
 //
 // Every label has a bounded set of values: API groups, resources and kinds come from the route table,
 // never from a request's raw path, so that a client cannot grow the series by asking for made-up names.

@@ -20,7 +20,7 @@
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //     the requests the Adapter and the merged lists and watches make to the proxy itself are served in
 //     process by package internal/inprocess, which returns a response broken off as an error;
-//  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (openapi.go),
+//  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook/conversion), OpenAPI (openapi.go),
 //     discovery, CRDs and APIServices, whose objects are named after the groups they register
 //     (groupnamed.go, crd.go, apiservice.go; packages groupnamed, crd, apiservice), and resources; the
 //     admission webhooks (Options.Admission) are served ahead of the whole chain, at their own paths;
@@ -113,7 +113,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/openapi"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -149,12 +150,12 @@ type Options struct {
 	// Metrics records requests, translations and open watches; nil records nothing.
 	Metrics *metrics.Metrics
 	// Converter, when set, converts between versions: the proxy serves the conversion webhook of the
-	// private CRDs at classify.WebhookPath (package webhook), and converts in process what the backend
+	// private CRDs at classify.WebhookPath (package webhook/conversion), and converts in process what the backend
 	// does not serve in the client's version (package adapt).
 	Converter *convert.Converter
 	// Webhook, when set with Converter, is the conversion webhook served at classify.WebhookPath: the
-	// proxy's one webhook.Handler, which its webhook listener serves too, so that both listeners share
-	// its turns and its memory budget. Nil makes one of Converter (webhook.New) for this handler alone.
+	// proxy's one conversion.Handler, which its webhook listener serves too, so that both listeners share
+	// its turns and its memory budget. Nil makes one of Converter (conversion.New) for this handler alone.
 	Webhook http.Handler
 	// Namespaces, when set, gives each namespace's serving mode (the migration's Namespace label, see
 	// package cutover): mapped kinds of a namespace labelled upstream are served from the upstream groups,
@@ -174,7 +175,7 @@ type Options struct {
 	// compression saves no time and costs CPU on both sides (withLoopbackIdentity).
 	GzipLoopback bool
 	// Admission, when set, serves the private groups' admission webhooks below
-	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
+	// admission.PathPrefix (package admission), ahead of every other handler: the
 	// apiserver calls them, not a client of the API. The proxy's webhook listener serves the same one.
 	Admission http.Handler
 }
@@ -329,7 +330,7 @@ func New(o Options) (http.Handler, error) {
 	if o.Converter != nil {
 		s.webhook = o.Webhook
 		if s.webhook == nil {
-			s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
+			s.webhook = conversion.New(o.Converter, conversion.Options{Metrics: o.Metrics})
 		}
 	}
 
@@ -387,16 +388,16 @@ func withAdapter(c *convert.Converter, maxBody int64, next http.Handler) http.Ha
 	return adapt.New(next, c, adapt.Options{MaxRequestBodyBytes: maxBody})
 }
 
-// withAdmission serves the paths below webhook.AdmissionPathPrefix with admission, and every other path
+// withAdmission serves the paths below admission.PathPrefix with adm, and every other path
 // with next. kube-apiserver serves nothing there, so no API path is shadowed. A nil admission leaves
 // next as it is.
-func withAdmission(admission, next http.Handler) http.Handler {
-	if admission == nil {
+func withAdmission(adm, next http.Handler) http.Handler {
+	if adm == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, webhook.AdmissionPathPrefix) {
-			admission.ServeHTTP(w, r)
+		if strings.HasPrefix(r.URL.Path, admission.PathPrefix) {
+			adm.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
