@@ -81,6 +81,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -237,12 +238,13 @@ func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
 		p.synced = append(p.synced, crdMeta.HasSynced)
 	}
 	opts.Converter = converter
-	// One conversion webhook and one admission handler serve both listeners: one set of turns and one
-	// memory budget each (package webhook).
-	opts.Webhook = conversion.New(converter, conversion.Options{Metrics: m, MaxHeldBytes: o.ConversionMaxHeldBytes})
-	if opts.Admission, err = admissionWebhooks(o, table, m); err != nil {
+	// One conversion webhook and one admission handler, on one mux, serve both listeners: one set of
+	// turns and one memory budget each (package webhook).
+	adm, err := admissionWebhooks(o, table, m)
+	if err != nil {
 		return nil, err
 	}
+	opts.Webhooks = webhook.Mux(conversion.New(converter, conversion.Options{Metrics: m, MaxHeldBytes: o.ConversionMaxHeldBytes}), adm)
 	handler, err := server.New(opts)
 	if err != nil {
 		return nil, err
@@ -250,7 +252,7 @@ func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
 	if p.diagnostics, err = newDiagnostics(o, opts, m, crdMeta); err != nil {
 		return nil, err
 	}
-	if p.webhooks, err = newWebhookServer(ctx, o, opts.Webhook, opts.Admission); err != nil {
+	if p.webhooks, err = newWebhookServer(ctx, o, opts.Webhooks); err != nil {
 		return nil, err
 	}
 	p.api = &http.Server{

@@ -141,8 +141,10 @@ func backendCA(ctx context.Context, cfg *rest.Config) (dynamiccertificates.CACon
 // webhookServer serves the private CRDs' conversion webhook (conversion.Path, package conversion) and,
 // with --admission-webhook, the admission webhooks (admission.PathPrefix) on --webhook-listen over
 // TLS: the apiserver must reach them from outside the pod, while in sidecar mode the API listener is
-// confined to loopback. Any other path is 404. It serves the handlers the API listener serves (one
-// conversion.Handler, one admission.Handler, on webhook.Mux), so that the two listeners share their turns and budgets.
+// confined to loopback. Any other path is 404. It serves the mux the API listener serves its webhooks
+// with (webhook.Mux: one conversion.Handler, one admission.Handler), so that the two listeners share
+// their turns and budgets; unlike the API listener, it neither classifies nor counts its requests in
+// capi_proxy_requests_total (the webhooks' own metrics count them).
 //
 // Only the apiserver calls it, with small requests it sends at once, so its http.Server bounds every
 // request: headers within 10 s (the apiserver sends them at once; kube-apiserver's own secure serving
@@ -155,8 +157,9 @@ type webhookServer struct {
 	ln  net.Listener
 }
 
-// newWebhookServer listens on --webhook-listen, or returns nil when it is empty.
-func newWebhookServer(ctx context.Context, o *options.Options, conv, adm http.Handler) (*webhookServer, error) {
+// newWebhookServer listens on --webhook-listen, serving webhooks (the proxy's webhook.Mux), or returns
+// nil when it is empty.
+func newWebhookServer(ctx context.Context, o *options.Options, webhooks http.Handler) (*webhookServer, error) {
 	if o.WebhookListen == "" {
 		return nil, nil
 	}
@@ -165,7 +168,6 @@ func newWebhookServer(ctx context.Context, o *options.Options, conv, adm http.Ha
 	if err != nil {
 		return nil, err
 	}
-	mux := webhook.Mux(conv, adm)
 	ln, err := net.Listen("tcp", o.WebhookListen)
 	if err != nil {
 		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.WebhookListen, err)
@@ -173,7 +175,7 @@ func newWebhookServer(ctx context.Context, o *options.Options, conv, adm http.Ha
 	return &webhookServer{
 		ln: ln,
 		srv: &http.Server{
-			Handler:           mux,
+			Handler:           webhooks,
 			TLSConfig:         tlsConfig,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       webhook.ReadTimeout,

@@ -8,8 +8,8 @@
 // Every label has a bounded set of values: API groups, resources and kinds come from the route table,
 // never from a request's raw path, so that a client cannot grow the series by asking for made-up names.
 // class is the proxy's classification of the request (classify.Class: Mapped, Other, Unrouted, Discovery,
-// Private, Upgrade, OpenAPI, CRD, APIService, and Webhook for the conversion webhook on the API
-// listener; the admission webhooks' paths are served ahead of the handler chain and not counted there);
+// Private, Upgrade, OpenAPI, CRD, APIService, and Webhook and Admission for the conversion and admission
+// webhooks on the API listener; the webhook listener counts none);
 // group, resource and subresource are set for Mapped requests only (the upstream group and resource,
 // subresource "status", "scale" or "other") and empty otherwise. verb is the Kubernetes verb (get, list,
 // watch, create, update, patch, delete, deletecollection), or the lower-case HTTP method of a

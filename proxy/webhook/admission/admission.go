@@ -3,7 +3,9 @@
 // of the CAPI manager or provider that owns the kind, and translates the answers back. It has the
 // conversion webhook's bounds (package webhookio: read and write timeouts, a budget of bytes, turns).
 // Its reviews are recorded in the capi_proxy_admission_webhook_* metrics and the capi_proxy_webhook_*
-// gauges (webhook "admission"), defined in package metrics.
+// gauges (webhook "admission"), defined in package metrics; the proxy's handler chain (server.New) also
+// counts a review on the API listener in requests_total like every request, with class Admission and
+// verb post.
 package admission
 
 import (
