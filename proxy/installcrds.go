@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/openshift/hypershift-capi-proxy/install/crds"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 )
 
 // installCRDsOptions are the flags of install-crds.
@@ -59,8 +59,8 @@ in-cluster service account without --kubeconfig): it needs to create and update 
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig to install with (its credentials are used); in-cluster configuration if empty.")
-	fs.StringVar(&o.webhookURL, "webhook-url", "", "URL of the proxy's conversion webhook, e.g. https://10.0.0.5:8443"+webhook.Path+". Exclusive with --webhook-service.")
-	fs.StringVar(&o.webhookService, "webhook-service", "", "Service in front of the proxy, as NAMESPACE/NAME[:PORT] (port 443 if omitted); the path is "+webhook.Path+". Exclusive with --webhook-url.")
+	fs.StringVar(&o.webhookURL, "webhook-url", "", "URL of the proxy's conversion webhook, e.g. https://10.0.0.5:8443"+conversion.Path+". Exclusive with --webhook-service.")
+	fs.StringVar(&o.webhookService, "webhook-service", "", "Service in front of the proxy, as NAMESPACE/NAME[:PORT] (port 443 if omitted); the path is "+conversion.Path+". Exclusive with --webhook-url.")
 	fs.StringVar(&o.caBundleFile, "ca-bundle-file", "", "PEM bundle of the certificate authorities that sign the proxy's serving certificate (the apiserver's system roots if empty).")
 	fs.StringArrayVar(&o.admissionWebhooks, "admission-webhooks", nil, "File or directory of admission webhook configurations of the private groups (apis/private/webhooks) to install pointed at the proxy. Repeatable.")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "Print the CRDs (and webhook configurations) as YAML instead of installing them.")
@@ -94,7 +94,7 @@ func parseService(s string) (*apiextensionsv1.ServiceReference, error) {
 	if !ok || ns == "" || name == "" {
 		return nil, fmt.Errorf("--webhook-service %q: want NAMESPACE/NAME[:PORT]", s)
 	}
-	path := webhook.Path
+	path := conversion.Path
 	svc := &apiextensionsv1.ServiceReference{Namespace: ns, Name: name, Path: &path}
 	if hasPort {
 		port, err := strconv.ParseInt(portText, 10, 32)

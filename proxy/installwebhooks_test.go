@@ -66,9 +66,9 @@ func TestAdmissionFlags(t *testing.T) {
 			if !tc.ok {
 				return
 			}
-			h, err := admission(o, table, nil)
+			h, err := admissionWebhooks(o, table, nil)
 			if err != nil || h == nil {
-				t.Errorf("admission(%v) = %v, %v", tc.flags, h, err)
+				t.Errorf("admissionWebhooks(%v) = %v, %v", tc.flags, h, err)
 			}
 		})
 	}

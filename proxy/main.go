@@ -20,8 +20,8 @@
 // /metrics (Prometheus), /healthz and /readyz (ready while the backend answers) are served in plain HTTP
 // on --metrics-listen, a listener of their own: on --listen those paths are the backend's.
 //
-// It also serves the private CRDs' conversion webhook at /convert (package webhook), which the apiserver
-// calls over TLS when a client asks for another version than the stored one, and converts in process
+// It also serves the private CRDs' conversion webhook at /convert (package webhook/conversion), which
+// the apiserver calls over TLS when a client asks for another version than the stored one, and converts in process
 // where the backend does not serve a version a client asks for (package adapt). Conversions resolve the
 // apiVersion of referenced kinds (HyperShift's HostedControlPlane as much as a routed AWSMachine) from the
 // contract labels of their CRDs, as CAPI's do, which the proxy watches (metadata only) with its own
@@ -30,9 +30,10 @@
 //
 // With --admission-webhook=MANAGER=URL (repeatable) it serves the admission webhooks of the CAPI
 // managers and providers on the private groups (apis/private/webhooks) at /admission/MANAGER/..., and
-// forwards each AdmissionReview, in upstream terms, to the manager's webhook server (package webhook's
-// Admission); install-crds --admission-webhooks installs their configurations pointed at the proxy. The install-crds command
-// installs the private CRDs with that webhook pointed at the proxy (see installcrds.go).
+// forwards each AdmissionReview, in upstream terms, to the manager's webhook server (package
+// webhook/admission); install-crds --admission-webhooks installs their configurations pointed at the
+// proxy. The install-crds command installs the private CRDs with that webhook pointed at the proxy (see
+// installcrds.go).
 //
 // --webhook-listen adds a TLS listener serving only /convert and the admission webhooks, with the same
 // handlers as the API listener (with --webhook-tls-cert-file and --webhook-tls-private-key-file, or the
@@ -81,6 +82,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -235,12 +238,13 @@ func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
 		p.synced = append(p.synced, crdMeta.HasSynced)
 	}
 	opts.Converter = converter
-	// One conversion webhook and one admission handler serve both listeners: one set of turns and one
-	// memory budget each (package webhook).
-	opts.Webhook = webhook.New(converter, webhook.Options{Metrics: m, MaxHeldBytes: o.ConversionMaxHeldBytes})
-	if opts.Admission, err = admission(o, table, m); err != nil {
+	// One conversion webhook and one admission handler, on one mux, serve both listeners: one set of
+	// turns and one memory budget each (package webhook).
+	adm, err := admissionWebhooks(o, table, m)
+	if err != nil {
 		return nil, err
 	}
+	opts.Webhooks = webhook.Mux(conversion.New(converter, conversion.Options{Metrics: m, MaxHeldBytes: o.ConversionMaxHeldBytes}), adm)
 	handler, err := server.New(opts)
 	if err != nil {
 		return nil, err
@@ -248,7 +252,7 @@ func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
 	if p.diagnostics, err = newDiagnostics(o, opts, m, crdMeta); err != nil {
 		return nil, err
 	}
-	if p.webhooks, err = newWebhookServer(ctx, o, opts.Webhook, opts.Admission); err != nil {
+	if p.webhooks, err = newWebhookServer(ctx, o, opts.Webhooks); err != nil {
 		return nil, err
 	}
 	p.api = &http.Server{
@@ -368,10 +372,10 @@ func crdCache(ctx context.Context, o *options.Options, backend *rest.Config) (*c
 	return c, nil
 }
 
-// admission returns the handler of the private groups' admission webhooks, or nil without
+// admissionWebhooks returns the handler of the private groups' admission webhooks, or nil without
 // --admission-webhook: it forwards to the servers of o.AdmissionServers, trusting
 // --admission-webhook-ca-file (or the system roots).
-func admission(o *options.Options, table *translate.Table, m *metrics.Metrics) (http.Handler, error) {
+func admissionWebhooks(o *options.Options, table *translate.Table, m *metrics.Metrics) (http.Handler, error) {
 	servers := o.AdmissionServers()
 	if len(servers) == 0 {
 		return nil, nil
@@ -396,5 +400,5 @@ func admission(o *options.Options, table *translate.Table, m *metrics.Metrics) (
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return webhook.NewAdmission(table, webhook.AdmissionOptions{Servers: servers, Transport: transport, Metrics: m}), nil
+	return admission.New(table, admission.Options{Servers: servers, Transport: transport, Metrics: m}), nil
 }

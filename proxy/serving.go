@@ -16,9 +16,10 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/options"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 )
 
 // Serving certificates are read again when their files change: fsnotify tells at once, and a poll every
@@ -137,11 +138,13 @@ func backendCA(ctx context.Context, cfg *rest.Config) (dynamiccertificates.CACon
 	return ca, nil
 }
 
-// webhookServer serves the private CRDs' conversion webhook (classify.WebhookPath, package webhook) and,
-// with --admission-webhook, the admission webhooks (webhook.AdmissionPathPrefix) on --webhook-listen over
+// webhookServer serves the private CRDs' conversion webhook (conversion.Path, package conversion) and,
+// with --admission-webhook, the admission webhooks (admission.PathPrefix) on --webhook-listen over
 // TLS: the apiserver must reach them from outside the pod, while in sidecar mode the API listener is
-// confined to loopback. Any other path is 404. It serves the handlers the API listener serves (one
-// webhook.Handler, one webhook.Admission), so that the two listeners share their turns and budgets.
+// confined to loopback. Any other path is 404. It serves the mux the API listener serves its webhooks
+// with (webhook.Mux: one conversion.Handler, one admission.Handler), so that the two listeners share
+// their turns and budgets; unlike the API listener, it neither classifies nor counts its requests in
+// capi_proxy_requests_total (the webhooks' own metrics count them).
 //
 // Only the apiserver calls it, with small requests it sends at once, so its http.Server bounds every
 // request: headers within 10 s (the apiserver sends them at once; kube-apiserver's own secure serving
@@ -154,8 +157,9 @@ type webhookServer struct {
 	ln  net.Listener
 }
 
-// newWebhookServer listens on --webhook-listen, or returns nil when it is empty.
-func newWebhookServer(ctx context.Context, o *options.Options, conversion, admission http.Handler) (*webhookServer, error) {
+// newWebhookServer listens on --webhook-listen, serving webhooks (the proxy's webhook.Mux), or returns
+// nil when it is empty.
+func newWebhookServer(ctx context.Context, o *options.Options, webhooks http.Handler) (*webhookServer, error) {
 	if o.WebhookListen == "" {
 		return nil, nil
 	}
@@ -164,11 +168,6 @@ func newWebhookServer(ctx context.Context, o *options.Options, conversion, admis
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle(classify.WebhookPath, conversion)
-	if admission != nil {
-		mux.Handle(webhook.AdmissionPathPrefix, admission)
-	}
 	ln, err := net.Listen("tcp", o.WebhookListen)
 	if err != nil {
 		return nil, fmt.Errorf("listening on --webhook-listen %s: %w", o.WebhookListen, err)
@@ -176,7 +175,7 @@ func newWebhookServer(ctx context.Context, o *options.Options, conversion, admis
 	return &webhookServer{
 		ln: ln,
 		srv: &http.Server{
-			Handler:           mux,
+			Handler:           webhooks,
 			TLSConfig:         tlsConfig,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       webhook.ReadTimeout,
@@ -189,7 +188,7 @@ func newWebhookServer(ctx context.Context, o *options.Options, conversion, admis
 }
 
 func (w *webhookServer) serve() error {
-	klog.InfoS("Serving the webhooks", "address", w.ln.Addr().String(), "conversion", classify.WebhookPath, "admission", webhook.AdmissionPathPrefix)
+	klog.InfoS("Serving the webhooks", "address", w.ln.Addr().String(), "conversion", conversion.Path, "admission", admission.PathPrefix)
 	if err := w.srv.ServeTLS(w.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -113,7 +113,7 @@ func TestWebhookServerBounds(t *testing.T) {
 	var conversion, admission http.Handler = http.NewServeMux(), http.NewServeMux()
 	o := options.NewOptions()
 	o.WebhookListen, o.TLSCertFile, o.TLSKeyFile = "127.0.0.1:0", cert, key
-	ws, err := newWebhookServer(t.Context(), o, conversion, admission)
+	ws, err := newWebhookServer(t.Context(), o, webhook.Mux(conversion, admission))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,12 +70,18 @@ const (
 	// served under their upstream names, the platform's of the upstream groups and the private names
 	// hidden.
 	APIService
+	// Admission is the proxy's own admission webhooks of the private groups, below AdmissionPathPrefix.
+	Admission
 )
 
 // WebhookPath is where the proxy serves the conversion webhook of the private CRDs.
 const WebhookPath = "/convert"
 
-var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade", "OpenAPI", "CRD", "Webhook", "APIService"}
+// AdmissionPathPrefix starts the paths where the proxy serves the admission webhooks of the private
+// groups (upstream.AdmissionPathPrefix): kube-apiserver serves nothing there.
+const AdmissionPathPrefix = upstream.AdmissionPathPrefix
+
+var classNames = [...]string{"Other", "Mapped", "Unrouted", "Discovery", "Private", "Upgrade", "OpenAPI", "CRD", "Webhook", "APIService", "Admission"}
 
 func (c Class) String() string {
 	if int(c) < len(classNames) {
@@ -294,6 +300,9 @@ func (c *Classifier) nonResource(r *http.Request, req Request, parsed bool) Requ
 	switch {
 	case r.URL.Path == WebhookPath:
 		req.Class = Webhook
+		return req
+	case strings.HasPrefix(r.URL.Path, AdmissionPathPrefix):
+		req.Class = Admission
 		return req
 	case parts[0] == "openapi":
 		if isOpenAPI(parts) {

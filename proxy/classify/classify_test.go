@@ -258,6 +258,8 @@ func TestClassesOfTheProxysOwn(t *testing.T) {
 		{"GET", "/apis/apiregistration.k8s.io/v1", Other},
 		{"GET", "/apis/apiregistration.k8s.io/v1/apiservice", Other},
 		{"POST", "/convert", Webhook},
+		{"POST", "/admission/cluster-api/validate-cluster-x-k8s-io-v1beta2-machine", Admission},
+		{"POST", "/admission", Other},
 		{"POST", "/convert/x", Other},
 		{"POST", "/convert/", Other},
 		{"POST", "/converts", Other},

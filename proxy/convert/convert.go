@@ -5,9 +5,9 @@
 //	private JSON -> private Go type -> <Kind>ToUpstream -> upstream spoke -> ToHub -> upstream hub
 //	             -> FromHub -> upstream spoke -> <Kind>ToPrivate -> private JSON
 //
-// Private serves the conversion webhook (package proxy/webhook), which the apiserver calls with objects of
-// the private CRDs; Upstream serves the proxy's in-process conversion (package proxy/adapt), whose objects
-// are already upstream. Everything per kind comes from the generated route table: which version is the
+// Private serves the conversion webhook (package proxy/webhook/conversion), which the apiserver calls
+// with objects of the private CRDs; Upstream serves the proxy's in-process conversion (package
+// proxy/adapt), whose objects are already upstream. Everything per kind comes from the generated route table: which version is the
 // hub and which are spokes (translate.Route.Conversion), and on each spoke upstream's conversions to and
 // from the hub (Route.ToHub, Route.FromHub), whether upstream keeps them as methods of its Go types
 // (controller-runtime's conversion.Convertible, e.g. (*v1beta1.Machine).ConvertTo in

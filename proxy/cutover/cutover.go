@@ -89,7 +89,7 @@ func New(n *Namespaces, retryAfter int, p Proxy) *Filter {
 //   - A watch, exact list or continued list from a resourceVersion before the last mode change of the
 //     namespaces it covers is answered 410 Expired (expired), so that clients relist from the groups now
 //     served.
-//   - Any other request's target is decided (targetOf, with the namespaces' modes): a namespaced request
+//   - Any other request's target is decided (TargetOf, with the namespaces' modes): a namespaced request
 //     of a mapped kind goes to the private groups (next) or to the upstream groups as it is
 //     (Proxy.ServeUpstream); a cluster-wide list or watch of a namespaced mapped kind is next's while no
 //     namespace is served from the upstream groups, and merged from both otherwise (merge.go); a watch
@@ -113,7 +113,7 @@ func (f *Filter) Handler(next http.Handler) http.Handler {
 		if f.guard(w, r, req, view) {
 			return
 		}
-		t := f.targetOf(r, req, view)
+		t := TargetOf(r, req, Inputs{view: view, namespaces: f.namespaces})
 		f.proxy.SetTarget(r, &t)
 		switch {
 		case t.From == MergedGroups && req.Watch:

@@ -317,8 +317,10 @@ func (f *Filter) subRequest(r *http.Request, path string, query url.Values, upst
 	negotiate.Narrow(sub.Header, negotiate.CustomResource)
 	if upstream {
 		sub = f.proxy.NewRequest(sub)
-		// Its target, as the merge decided it: the backend, as it is, at path.
-		f.proxy.SetTarget(sub, &Target{BackendPath: path, From: UpstreamGroups})
+		// Its target, an upstream part's (TargetOf): the backend, as it is, at path.
+		req, _ := classify.FromContext(sub.Context())
+		t := TargetOf(sub, req, Inputs{upstreamPart: true})
+		f.proxy.SetTarget(sub, &t)
 	}
 	return sub, func() { stop(); cancel() }
 }

@@ -1,14 +1,15 @@
 // Package metrics holds the proxy's Prometheus metrics, in a registry of their own (never the global
 // one), with the Go runtime and process collectors beside them: those of the handler chain (package
-// server, and WithRequests), of the serving modes of namespaces (cutover.Namespaces) and of the
-// conversion and admission webhooks (package webhook). Every one is defined here, in New, and listed by Definitions, from which
-// docs/operations.md's table of metrics is generated (hack/docgen): names, types, help and labels.
+// server, and WithRequests), of the serving modes of namespaces (cutover.Namespaces) and of the conversion and admission
+// webhooks (packages webhook/conversion and webhook/admission). Every one is defined here, in New, and
+// listed by Definitions, from which docs/operations.md's table of metrics is generated (hack/docgen):
+// names, types, help and labels.
 //
 // Every label has a bounded set of values: API groups, resources and kinds come from the route table,
 // never from a request's raw path, so that a client cannot grow the series by asking for made-up names.
 // class is the proxy's classification of the request (classify.Class: Mapped, Other, Unrouted, Discovery,
-// Private, Upgrade, OpenAPI, CRD, APIService, and Webhook for the conversion webhook on the API
-// listener; the admission webhooks' paths are served ahead of the handler chain and not counted there);
+// Private, Upgrade, OpenAPI, CRD, APIService, and Webhook and Admission for the conversion and admission
+// webhooks on the API listener; the webhook listener counts none);
 // group, resource and subresource are set for Mapped requests only (the upstream group and resource,
 // subresource "status", "scale" or "other") and empty otherwise. verb is the Kubernetes verb (get, list,
 // watch, create, update, patch, delete, deletecollection), or the lower-case HTTP method of a

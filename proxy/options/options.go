@@ -24,7 +24,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/options/flagname"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 )
 
 // DefaultListen is --listen's default: loopback, which both authentication modes accept.
@@ -49,8 +50,8 @@ type Options struct {
 	// WebhookTLSCertFile and WebhookTLSKeyFile are --webhook-tls-cert-file and
 	// --webhook-tls-private-key-file; empty for the API listener's (WebhookServingFiles).
 	WebhookTLSCertFile, WebhookTLSKeyFile string
-	// ConversionMaxHeldBytes is --conversion-webhook-max-held-bytes, webhook.Options.MaxHeldBytes; 0
-	// until Complete means webhook.DefaultMaxHeldBytes.
+	// ConversionMaxHeldBytes is --conversion-webhook-max-held-bytes, conversion.Options.MaxHeldBytes; 0
+	// until Complete means conversion.DefaultMaxHeldBytes.
 	ConversionMaxHeldBytes int64
 	// InsecureServeHTTP is --insecure-serve-http: plain HTTP instead of TLS on the API listener.
 	InsecureServeHTTP bool
@@ -98,7 +99,7 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{
 		Listen:                 DefaultListen,
-		ConversionMaxHeldBytes: webhook.DefaultMaxHeldBytes,
+		ConversionMaxHeldBytes: conversion.DefaultMaxHeldBytes,
 		ShutdownTimeout:        30 * time.Second,
 		DialTimeout:            server.DefaultDialTimeout,
 		ResponseHeaderTimeout:  server.DefaultResponseHeaderTimeout,
@@ -123,7 +124,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.WebhookListen, flagname.WebhookListen, o.WebhookListen, "Address (host:port) of a TLS listener serving only the webhooks (conversion at /convert, admission with --admission-webhook), for the apiserver to reach when --listen is loopback (sidecar mode). Empty: none (they stay served on --listen).")
 	fs.StringVar(&o.WebhookTLSCertFile, flagname.WebhookTLSCertFile, o.WebhookTLSCertFile, "PEM serving certificate (chain) of --webhook-listen, reloaded when it changes; empty: --tls-cert-file's.")
 	fs.StringVar(&o.WebhookTLSKeyFile, flagname.WebhookTLSPrivateKeyFile, o.WebhookTLSKeyFile, "PEM private key of --webhook-tls-cert-file.")
-	fs.Int64Var(&o.ConversionMaxHeldBytes, flagname.ConversionWebhookMaxHeldBytes, o.ConversionMaxHeldBytes, fmt.Sprintf("Bytes of ConversionReviews the conversion webhook holds at once, on both listeners, as they are read, wait for their turn and are converted; a review beyond it is answered 429. The proxy's memory grows by about 3 times this at most. Below %d (one review's bound), the largest reviews are refused (413); 0 means the default.", webhook.MaxBodyBytes))
+	fs.Int64Var(&o.ConversionMaxHeldBytes, flagname.ConversionWebhookMaxHeldBytes, o.ConversionMaxHeldBytes, fmt.Sprintf("Bytes of ConversionReviews the conversion webhook holds at once, on both listeners, as they are read, wait for their turn and are converted; a review beyond it is answered 429. The proxy's memory grows by about 3 times this at most. Below %d (one review's bound), the largest reviews are refused (413); 0 means the default.", conversion.MaxBodyBytes))
 	fs.BoolVar(&o.InsecureServeHTTP, flagname.InsecureServeHTTP, o.InsecureServeHTTP, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
 	fs.DurationVar(&o.ShutdownTimeout, flagname.ShutdownTimeout, o.ShutdownTimeout, "How long to wait for requests in flight on SIGTERM before closing their connections.")
 	fs.BoolVar(&o.GzipLoopback, flagname.GzipLoopback, o.GzipLoopback, "Gzip large answers to clients on a loopback address (the manager beside a sidecar proxy) as to any other, as kube-apiserver does. Off, they are answered uncompressed whatever their Accept-Encoding says (HTTP allows it): over loopback compression saves no time and costs CPU on both sides.")
@@ -144,7 +145,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.DurationVar(&o.HoldRetryAfter, flagname.HoldRetryAfter, o.HoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
 
 	fs = fss.FlagSet("admission")
-	fs.StringArrayVar(&o.AdmissionWebhooks, flagname.AdmissionWebhook, o.AdmissionWebhooks, "MANAGER=URL: the webhook server of a CAPI manager or provider (cluster-api, kubeadm-bootstrap, kubeadm-control-plane, aws, azure, gcp, ibmcloud, kubevirt, openstack, vsphere, vsphere-supervisor: the names of apis/private/webhooks), e.g. cluster-api=https://127.0.0.1:9443. The proxy serves that manager's admission webhooks on the private groups at "+webhook.AdmissionPathPrefix+"MANAGER/... and forwards them there. Repeatable.")
+	fs.StringArrayVar(&o.AdmissionWebhooks, flagname.AdmissionWebhook, o.AdmissionWebhooks, "MANAGER=URL: the webhook server of a CAPI manager or provider (cluster-api, kubeadm-bootstrap, kubeadm-control-plane, aws, azure, gcp, ibmcloud, kubevirt, openstack, vsphere, vsphere-supervisor: the names of apis/private/webhooks), e.g. cluster-api=https://127.0.0.1:9443. The proxy serves that manager's admission webhooks on the private groups at "+admission.PathPrefix+"MANAGER/... and forwards them there. Repeatable.")
 	fs.StringVar(&o.AdmissionWebhookCAFile, flagname.AdmissionWebhookCAFile, o.AdmissionWebhookCAFile, "PEM bundle of the certificate authorities that sign the webhook servers' certificates (the system roots if empty).")
 
 	fs = fss.FlagSet("diagnostics")
@@ -167,7 +168,7 @@ func (o *Options) Complete() error {
 		o.MetricsListen = ""
 	}
 	if o.ConversionMaxHeldBytes == 0 {
-		o.ConversionMaxHeldBytes = webhook.DefaultMaxHeldBytes
+		o.ConversionMaxHeldBytes = conversion.DefaultMaxHeldBytes
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/server"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -160,10 +161,11 @@ func TestWebhookInTheChain(t *testing.T) {
 	}
 }
 
-// TestWebhooksTakeDeadlines: the conversion webhook given in Options.Webhook and the admission webhook
-// are the ones served (not copies), and the ResponseWriter the chain hands them takes read and write
-// deadlines (http.ResponseController): the API listener has no http.Server ReadTimeout, and the
-// webhooks bound their own requests with them.
+// TestWebhooksTakeDeadlines: the conversion and admission webhooks on the mux given in Options.Webhooks
+// are the ones served (not copies), each request classified and counted in requests_total (class
+// Webhook, Admission), and the ResponseWriter the chain hands them takes read and write deadlines
+// (http.ResponseController): the API listener has no http.Server ReadTimeout, and the webhooks bound
+// their own requests with them.
 func TestWebhooksTakeDeadlines(t *testing.T) {
 	conv, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
 	if err != nil {
@@ -179,8 +181,9 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		})
 	}
-	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: metrics.New(),
-		Converter: conv, Webhook: deadlines("conversion"), Admission: deadlines("admission")})
+	m := metrics.New()
+	h, err := server.New(server.Options{Backend: &rest.Config{Host: b.URL}, Routes: routestesting.Table(), Metrics: m,
+		Converter: conv, Webhooks: webhook.Mux(deadlines("conversion"), deadlines("admission"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +195,12 @@ func TestWebhooksTakeDeadlines(t *testing.T) {
 		}
 		if err, ok := served[name]; !ok || err != nil {
 			t.Errorf("the %s webhook: served %v, deadlines: %v", name, ok, err)
+		}
+	}
+	for _, class := range []string{"Webhook", "Admission"} {
+		labels := map[string]string{"class": class, "verb": "post", "group": "", "resource": "", "subresource": "", "code": "204"}
+		if v := metricstesting.Value(t, m.Registry(), "capi_proxy_requests_total", labels); v != 1 {
+			t.Errorf("requests_total%v = %v, want 1", labels, v)
 		}
 	}
 }

@@ -7,8 +7,8 @@
 //  1. filters (filters.go; metrics.WithRequests): classification (package classify), once per request, carried
 //     in the request's context as one read-only value (classify.NewContext; the server's own state of the
 //     request, its exchange, refers to it): a mapped resource with its route and the path to send,
-//     discovery, an OpenAPI document, CRDs, APIServices, the conversion webhook, a private group, a
-//     genuine upgrade or anything else;
+//     discovery, an OpenAPI document, CRDs, APIServices, the conversion webhook, the admission
+//     webhooks, a private group, a genuine upgrade or anything else;
 //     then metrics, the authentication mode's header rules, 404 for what no route serves and for the
 //     private groups (which do not exist through the proxy), 413 for oversized bodies, genuine upgrades
 //     passed raw; then, with Options.Namespaces, each namespace served from the groups its serving-mode
@@ -20,10 +20,10 @@
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //     the requests the Adapter and the merged lists and watches make to the proxy itself are served in
 //     process by package internal/inprocess, which returns a response broken off as an error;
-//  3. dispatch on the class (ServeHTTP): the conversion webhook (package webhook), OpenAPI (package openapi),
+//  3. dispatch on the class (ServeHTTP): the conversion and admission webhooks (Options.Webhooks, the
+//     proxy's webhook.Mux; packages webhook/conversion, webhook/admission), OpenAPI (package openapi),
 //     discovery, CRDs and APIServices, whose objects are named after the groups they register
-//     (groupnamed.go, crd.go, apiservice.go; packages groupnamed, crd, apiservice), and resources; the
-//     admission webhooks (Options.Admission) are served ahead of the whole chain, at their own paths;
+//     (groupnamed.go, crd.go, apiservice.go; packages groupnamed, crd, apiservice), and resources;
 //  4. the request stage (request.go): the path to the private group, the query's selectors and the body
 //     rewritten at their group-carrying paths only, every other byte kept, in the encoding the apiserver
 //     decodes (package body), Accept narrowed to what can be translated: JSON, and protobuf of built-in
@@ -90,7 +90,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -116,6 +115,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/proxy/stream"
 	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
@@ -151,13 +151,16 @@ type Options struct {
 	// Metrics records requests, translations and open watches; nil records nothing.
 	Metrics *metrics.Metrics
 	// Converter, when set, converts between versions: the proxy serves the conversion webhook of the
-	// private CRDs at classify.WebhookPath (package webhook), and converts in process what the backend
-	// does not serve in the client's version (package adapt).
+	// private CRDs at classify.WebhookPath (package webhook/conversion; unless Webhooks is set), and
+	// converts in process what the backend does not serve in the client's version (package adapt).
 	Converter *convert.Converter
-	// Webhook, when set with Converter, is the conversion webhook served at classify.WebhookPath: the
-	// proxy's one webhook.Handler, which its webhook listener serves too, so that both listeners share
-	// its turns and its memory budget. Nil makes one of Converter (webhook.New) for this handler alone.
-	Webhook http.Handler
+	// Webhooks, when set, serves the proxy's webhooks: the requests classified classify.Webhook (the
+	// conversion webhook, classify.WebhookPath) and classify.Admission (the private groups' admission
+	// webhooks, below classify.AdmissionPathPrefix), once the chain counted them. It is the proxy's one
+	// webhook.Mux, which its webhook listener serves too, so that both listeners share each webhook's
+	// turns and memory budget. Nil with Converter makes one serving a conversion webhook of Converter
+	// (conversion.New) for this handler alone; nil without Converter answers both classes 404.
+	Webhooks http.Handler
 	// Namespaces, when set, gives each namespace's serving mode (the migration's Namespace label, see
 	// package cutover): mapped kinds of a namespace labelled upstream are served from the upstream groups,
 	// untranslated, and writes of a held namespace are answered 429. Nil serves every namespace from the
@@ -175,10 +178,6 @@ type Options struct {
 	// HTTP allows (RFC 9110 section 12.5.3: identity is always acceptable unless excluded): over loopback
 	// compression saves no time and costs CPU on both sides (withLoopbackIdentity).
 	GzipLoopback bool
-	// Admission, when set, serves the private groups' admission webhooks below
-	// webhook.AdmissionPathPrefix (package webhook's Admission), ahead of every other handler: the
-	// apiserver calls them, not a client of the API. The proxy's webhook listener serves the same one.
-	Admission http.Handler
 }
 
 const (
@@ -212,8 +211,9 @@ type server struct {
 	proxy, watches, upgrades *httputil.ReverseProxy
 	// watchCopier copies the watches' answers, taking a copy buffer only while an event is copied.
 	watchCopier *watchcopy.Copier
-	// webhook serves the conversion webhook (classify.Webhook); nil without Options.Converter.
-	webhook http.Handler
+	// webhooks serves the webhooks (classify.Webhook, classify.Admission): Options.Webhooks; nil
+	// without it and without Options.Converter.
+	webhooks http.Handler
 	// namespaces gives the namespaces' serving modes; nil serves every namespace from the private groups.
 	namespaces *cutover.Namespaces
 	// cutover serves each namespace by its serving mode (withServing); nil without namespaces.
@@ -317,11 +317,9 @@ func New(o Options) (http.Handler, error) {
 		ErrorHandler:  proxyError,
 		ErrorLog:      klog.NewStandardLogger("WARNING"),
 	}
-	if o.Converter != nil {
-		s.webhook = o.Webhook
-		if s.webhook == nil {
-			s.webhook = webhook.New(o.Converter, webhook.Options{Metrics: o.Metrics})
-		}
+	s.webhooks = o.Webhooks
+	if s.webhooks == nil && o.Converter != nil {
+		s.webhooks = webhook.Mux(conversion.New(o.Converter, conversion.Options{Metrics: o.Metrics}), nil)
 	}
 
 	// The handler chain, built as k8s.io/apiserver's DefaultBuildHandlerChain builds its own: the server's
@@ -331,7 +329,6 @@ func New(o Options) (http.Handler, error) {
 	//
 	//	withAbort              a response a stage aborted (inprocess.Abort) broken off, once the chain
 	//	                       returned
-	//	withAdmission          the admission webhooks, at their own paths (Options.Admission)
 	//	withLoopbackIdentity   a loopback client answered uncompressed (unless Options.GzipLoopback)
 	//	withClass              classified once (package classify): the classification and its exchange
 	//	                       put into its context
@@ -364,7 +361,6 @@ func New(o Options) (http.Handler, error) {
 	handler = metrics.WithRequests(s.metrics, handler)
 	handler = withClass(s.classifier, handler)
 	handler = withLoopbackIdentity(!o.GzipLoopback, handler)
-	handler = withAdmission(o.Admission, handler)
 	handler = withAbort(handler)
 	return handler, nil
 }
@@ -378,28 +374,12 @@ func withAdapter(c *convert.Converter, maxBody int64, next http.Handler) http.Ha
 	return adapt.New(next, c, adapt.Options{MaxRequestBodyBytes: maxBody})
 }
 
-// withAdmission serves the paths below webhook.AdmissionPathPrefix with admission, and every other path
-// with next. kube-apiserver serves nothing there, so no API path is shadowed. A nil admission leaves
-// next as it is.
-func withAdmission(admission, next http.Handler) http.Handler {
-	if admission == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, webhook.AdmissionPathPrefix) {
-			admission.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // ServeHTTP dispatches a classified request (the filters New lists ran before) by its class.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	switch ex.req.Class {
-	case classify.Webhook:
-		s.serveWebhook(w, r)
+	case classify.Webhook, classify.Admission:
+		s.serveWebhooks(w, r)
 	case classify.OpenAPI:
 		s.openapi.ServeHTTP(w, r)
 	case classify.Discovery:
@@ -417,12 +397,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveWebhook serves the conversion webhook of the private CRDs, or answers 404 when the proxy has no
-// converter (Options.Converter), as kube-apiserver answers a path it does not serve.
-func (s *server) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	if s.webhook == nil {
+// serveWebhooks serves the proxy's webhooks (Options.Webhooks: the conversion webhook of the private
+// CRDs, the admission webhooks of the private groups), or answers 404 when the proxy has none, as
+// kube-apiserver answers a path it does not serve.
+func (s *server) serveWebhooks(w http.ResponseWriter, r *http.Request) {
+	if s.webhooks == nil {
 		status.NotFound(w, r)
 		return
 	}
-	s.webhook.ServeHTTP(w, r)
+	s.webhooks.ServeHTTP(w, r)
 }

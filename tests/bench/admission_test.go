@@ -19,7 +19,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	proxyadmission "github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -77,7 +77,7 @@ func BenchmarkAdmissionReview(b *testing.B) {
 	server := httptest.NewTLSServer(admission.WithDefaulter[*clusterv1.Machine](scheme, machineDefaulter{}))
 	defer server.Close()
 	base, _ := url.Parse(server.URL)
-	handler := webhook.NewAdmission(translate.NewTable(routes.Routes), webhook.AdmissionOptions{
+	handler := proxyadmission.New(translate.NewTable(routes.Routes), proxyadmission.Options{
 		Servers: map[string]*url.URL{"cluster-api": base}, Transport: server.Client().Transport})
 	proxied := httptest.NewTLSServer(handler)
 	defer proxied.Close()
@@ -101,7 +101,7 @@ func BenchmarkAdmissionReview(b *testing.B) {
 		return d
 	}
 	directURL := server.URL + "/mutate-cluster-x-k8s-io-v1beta2-machine?timeout=10s"
-	proxyURL := proxied.URL + webhook.AdmissionPathPrefix + "cluster-api/mutate-cluster-x-k8s-io-v1beta2-machine?timeout=10s"
+	proxyURL := proxied.URL + proxyadmission.PathPrefix + "cluster-api/mutate-cluster-x-k8s-io-v1beta2-machine?timeout=10s"
 	post(directURL, upstreamBody) // open the connections
 	post(proxyURL, privateBody)
 

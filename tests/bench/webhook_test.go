@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -21,12 +21,12 @@ import (
 
 const reviewSize = 1000
 
-func webhookHandler(b *testing.B) (*webhook.Handler, *convert.Converter) {
+func webhookHandler(b *testing.B) (*conversion.Handler, *convert.Converter) {
 	c, err := convert.New(translate.NewTable(routes.Routes), routes.APIVersionGetterSetters)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return webhook.New(c, webhook.Options{}), c
+	return conversion.New(c, conversion.Options{}), c
 }
 
 // conversionReview is a ConversionReview of reviewSize private v1beta2 Machines (as the apiserver sends one
@@ -70,7 +70,7 @@ func runReviews(b *testing.B, h http.Handler, review []byte) {
 	b.SetBytes(int64(len(review)))
 	b.ReportAllocs()
 	for b.Loop() {
-		req := httptest.NewRequest(http.MethodPost, webhook.Path, bytes.NewReader(review))
+		req := httptest.NewRequest(http.MethodPost, conversion.Path, bytes.NewReader(review))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

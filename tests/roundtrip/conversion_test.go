@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/randfill"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -39,7 +39,7 @@ func TestConversionMatchesUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := webhook.New(converter, webhook.Options{})
+	ours := conversion.New(converter, conversion.Options{})
 	scheme := runtime.NewScheme()
 	var contractKinds [][2]string // group, kind of every kind with contract labels
 	seen := map[string]bool{}
@@ -159,7 +159,7 @@ func review(t *testing.T, h http.Handler, obj []byte, desired string) ([]byte, s
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodPost, webhook.Path, bytes.NewReader(body))
+	req := httptest.NewRequest(http.MethodPost, conversion.Path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

@@ -1,4 +1,7 @@
-package webhook
+// Package webhookio holds what the proxy's webhooks (packages conversion and admission) share: the
+// bounds of a webhook request (Limits: its timeouts, a budget of bytes, turns) and the reader of its
+// body (Reader), which charges what it holds to the budget as it arrives.
+package webhookio
 
 import (
 	"context"
@@ -19,8 +22,8 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 )
 
-// The bounds of a webhook request, for the conversion webhook (Handler) and the admission webhooks
-// (Admission) alike, on whichever listener serves them. Anyone who reaches a listener can send a
+// The bounds of a webhook request, for the conversion webhook (package conversion) and the admission
+// webhooks (package admission) alike, on whichever listener serves them. Anyone who reaches a listener can send a
 // request, so none may hold the handler's memory or its turns for long:
 //
 //   - time: a request's body must have arrived ReadTimeout after its handler started (408 otherwise),
@@ -35,18 +38,18 @@ import (
 //     (--webhook-listen) serves nothing else and sets the same values as its http.Server's ReadTimeout
 //     and WriteTimeout, for every path;
 //   - memory: the bytes a handler holds of the requests it reads, waits with and serves are charged to
-//     a budget of its own (Options.MaxHeldBytes, AdmissionOptions.MaxHeldBytes) as they are allocated,
+//     a budget of its own (conversion.Options.MaxHeldBytes, admission.Options.MaxHeldBytes) as they are allocated,
 //     which is as they arrive: a buffer grows with what the client sent (to at most twice that, and
 //     4 KiB at first), never to what its Content-Length declares, so that a client that declares much
 //     and sends little holds little. A request that would take the budget past its bound is answered
 //     429 TooManyRequests (Retry-After 1) when others hold it, 413 RequestEntityTooLarge when it alone
 //     would (a body declared or found over the handler's per-request bound is 413 as well);
-//   - turns: a request takes one of the handler's turns (Options.MaxConcurrentReviews,
-//     AdmissionOptions.MaxConcurrentReviews) only once its body is read, so that a client that is slow
+//   - turns: a request takes one of the handler's turns (conversion.Options.MaxConcurrentReviews,
+//     admission.Options.MaxConcurrentReviews) only once its body is read, so that a client that is slow
 //     to send holds none; a request waits for its turn until its own context ends (the apiserver's
 //     timeout) or its write deadline passes, and is then answered 429.
 //
-// One Handler and one Admission serve both listeners of a proxy (one set of turns and one budget
+// One conversion.Handler and one admission.Handler serve both listeners of a proxy (one set of turns and one budget
 // each), and record every request in the metrics (capi_proxy_webhook_held_bytes and
 // capi_proxy_webhook_active_requests, by webhook: conversion or admission).
 const (
@@ -65,8 +68,8 @@ const (
 	WriteTimeout = 40 * time.Second
 )
 
-// minRead is what a handler reads at least at a time, and the size of its first buffer.
-const minRead = 4 << 10
+// MinRead is what a handler reads at least at a time, and the size of its first buffer.
+const MinRead = 4 << 10
 
 // budget is a number of bytes the requests of one handler may hold at once. It is safe for concurrent
 // use.
@@ -86,9 +89,9 @@ func (b *budget) inUse() (held, peak int64) {
 	return b.held, b.peak
 }
 
-// hold is what one request holds of a budget; release gives it all back. A hold is used by one
+// Hold is what one request holds of a budget; Release gives it all back. A Hold is used by one
 // goroutine at a time.
-type hold struct {
+type Hold struct {
 	b *budget
 	n int64
 }
@@ -108,7 +111,7 @@ func (e *errBudget) Error() string {
 }
 
 // take charges n more bytes to h, or fails with an *errBudget.
-func (h *hold) take(n int) error {
+func (h *Hold) take(n int) error {
 	b := h.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -128,7 +131,7 @@ func (h *hold) take(n int) error {
 }
 
 // give gives n of the bytes h holds back.
-func (h *hold) give(n int) {
+func (h *Hold) give(n int) {
 	b := h.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -139,8 +142,8 @@ func (h *hold) give(n int) {
 	}
 }
 
-// release gives back everything h holds.
-func (h *hold) release() { h.give(int(h.n)) }
+// Release gives back everything h holds.
+func (h *Hold) Release() { h.give(int(h.n)) }
 
 // turns are a handler's turns: a token per request being served.
 type turns struct {
@@ -167,49 +170,72 @@ func (t *turns) wait(ctx context.Context) (func(), bool) {
 	}, true
 }
 
-// limits are a handler's budget, turns and timeouts.
-type limits struct {
-	name   string // the webhook label: conversion or admission
+// Limits are a handler's budget, turns and timeouts. One handler serves every listener of a proxy
+// with one Limits, so that its bounds are the proxy's.
+type Limits struct {
 	budget *budget
 	turns  *turns
-	// readTimeout and writeTimeout are ReadTimeout and WriteTimeout; tests lower them.
-	readTimeout, writeTimeout time.Duration
+	// ReadTimeout and WriteTimeout are the package's ReadTimeout and WriteTimeout; tests lower them.
+	ReadTimeout, WriteTimeout time.Duration
 }
 
-// newLimits returns the limits of a handler named name, recorded in m (nil records nothing).
-func newLimits(name string, maxHeld int64, maxConcurrent int, m *metrics.Metrics) *limits {
-	l := &limits{name: name, budget: &budget{limit: maxHeld}, turns: &turns{c: make(chan struct{}, maxConcurrent)},
-		readTimeout: ReadTimeout, writeTimeout: WriteTimeout}
+// NewLimits returns the limits of a handler named name (the webhook label of the
+// capi_proxy_webhook_* gauges: conversion or admission): maxHeld bytes held at once by its requests,
+// maxConcurrent requests served at once; recorded in m (nil records nothing).
+func NewLimits(name string, maxHeld int64, maxConcurrent int, m *metrics.Metrics) *Limits {
+	l := &Limits{budget: &budget{limit: maxHeld}, turns: &turns{c: make(chan struct{}, maxConcurrent)},
+		ReadTimeout: ReadTimeout, WriteTimeout: WriteTimeout}
 	l.budget.gauge, l.turns.gauge = m.WebhookGauges(name)
 	return l
 }
 
-// deadlines sets the read and write deadlines of a webhook request from start (ReadTimeout,
-// WriteTimeout) on its connection or stream; bodyRead lifts the read deadline once the whole body is
-// read, and done flushes the answer and lifts the write deadline, which an HTTP/1 connection would
-// otherwise keep into its next request (Go's server sets one per request only with a WriteTimeout).
-// A body left unread keeps its read deadline, which then bounds what the server reads of it after the
-// handler; the next request of the connection gets its own. A ResponseWriter that cannot take
-// deadlines (a test's recorder) is served without.
-type deadlines struct{ rc *http.ResponseController }
+// NewHold returns a request's hold on the budget, empty; Release gives back what it took.
+func (l *Limits) NewHold() *Hold { return &Hold{b: l.budget} }
 
-func (l *limits) setDeadlines(w http.ResponseWriter, start time.Time) deadlines {
+// Wait takes one of the turns, waiting until ctx ends; it returns the function that gives the turn
+// back, or false when ctx ended first.
+func (l *Limits) Wait(ctx context.Context) (func(), bool) { return l.turns.wait(ctx) }
+
+// Held returns the bytes the requests hold of the budget now, and the most they held at once (for
+// tests).
+func (l *Limits) Held() (held, peak int64) { return l.budget.inUse() }
+
+// MaxHeld returns the budget's bound, in bytes.
+func (l *Limits) MaxHeld() int64 { return l.budget.limit }
+
+// Recorded reports whether the budget and the turns are recorded in gauges (for tests).
+func (l *Limits) Recorded() bool { return l.budget.gauge != nil && l.turns.gauge != nil }
+
+// Deadlines are the read and write deadlines of a webhook request (Limits.SetDeadlines). BodyRead
+// lifts the read deadline once the whole body is read, and Done flushes the answer and lifts the write
+// deadline, which an HTTP/1 connection would otherwise keep into its next request (Go's server sets one
+// per request only with a WriteTimeout). A body left unread keeps its read deadline, which then bounds
+// what the server reads of it after the handler; the next request of the connection gets its own.
+type Deadlines struct{ rc *http.ResponseController }
+
+// SetDeadlines sets the read and write deadlines of a webhook request from start (Limits.ReadTimeout,
+// Limits.WriteTimeout) on its connection or stream. A ResponseWriter that cannot take deadlines (a
+// test's recorder) is served without.
+func (l *Limits) SetDeadlines(w http.ResponseWriter, start time.Time) Deadlines {
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(start.Add(l.readTimeout))
-	_ = rc.SetWriteDeadline(start.Add(l.writeTimeout))
-	return deadlines{rc: rc}
+	_ = rc.SetReadDeadline(start.Add(l.ReadTimeout))
+	_ = rc.SetWriteDeadline(start.Add(l.WriteTimeout))
+	return Deadlines{rc: rc}
 }
 
-func (d deadlines) bodyRead() { _ = d.rc.SetReadDeadline(time.Time{}) }
+// BodyRead lifts the read deadline.
+func (d Deadlines) BodyRead() { _ = d.rc.SetReadDeadline(time.Time{}) }
 
-func (d deadlines) done() {
+// Done flushes the answer and lifts the write deadline.
+func (d Deadlines) Done() {
 	_ = d.rc.Flush()
 	_ = d.rc.SetWriteDeadline(time.Time{})
 }
 
-// bodyError is the API error for an error reading a request's body of what ("ConversionReview"),
-// limited to limit bytes.
-func (l *limits) bodyError(err error, what string, limit int64) error {
+// BodyError is the API error for an error reading a request's body of what ("ConversionReview"),
+// limited to limit bytes: 413 for a body over limit or over the whole budget, 429 (Retry-After 1) for
+// a budget others hold, 408 for a body that did not arrive within ReadTimeout, 400 otherwise.
+func (l *Limits) BodyError(err error, what string, limit int64) error {
 	var tooLarge *http.MaxBytesError
 	var budget *errBudget
 	switch {
@@ -221,16 +247,16 @@ func (l *limits) bodyError(err error, what string, limit int64) error {
 		return apierrors.NewTooManyRequests(fmt.Sprintf("reading the %s: %v; try again", what, err), 1)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusRequestTimeout,
-			Reason: metav1.StatusReasonTimeout, Message: fmt.Sprintf("the %s did not arrive within %s", what, l.readTimeout)}}
+			Reason: metav1.StatusReasonTimeout, Message: fmt.Sprintf("the %s did not arrive within %s", what, l.ReadTimeout)}}
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apierrors.NewBadRequest(fmt.Sprintf("reading the %s: the body ended early", what))
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("reading the %s: %v", what, err))
 }
 
-// writeStatus writes err as status.Write does, with the Retry-After header its details ask for, as
+// WriteStatus writes err as status.Write does, with the Retry-After header its details ask for, as
 // kube-apiserver writes an error (responsewriters.ErrorNegotiated).
-func writeStatus(w http.ResponseWriter, err error) {
+func WriteStatus(w http.ResponseWriter, err error) {
 	if s := status.ToStatus(err); s.Details != nil && s.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
 	}

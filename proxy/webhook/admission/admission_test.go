@@ -1,4 +1,4 @@
-package webhook_test
+package admission_test
 
 import (
 	"encoding/base64"
@@ -14,7 +14,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/admission"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
 )
@@ -39,13 +39,13 @@ var upstreamReview = strings.NewReplacer(
 	`"apiGroup":"infrastructure.cluster.hypershift.openshift.io"`, `"apiGroup":"infrastructure.cluster.x-k8s.io"`,
 ).Replace(privateReview)
 
-func admissionHandler(t *testing.T, server http.Handler) (*webhook.Admission, *metrics.Metrics) {
+func admissionHandler(t *testing.T, server http.Handler) (*admission.Handler, *metrics.Metrics) {
 	t.Helper()
 	srv := httptest.NewServer(server)
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL + "/base")
 	m := metrics.New()
-	return webhook.NewAdmission(translate.NewTable(routes.Routes), webhook.AdmissionOptions{
+	return admission.New(translate.NewTable(routes.Routes), admission.Options{
 		Servers: map[string]*url.URL{"cluster-api": u}, Metrics: m}), m
 }
 
@@ -137,7 +137,7 @@ func TestAdmissionFailures(t *testing.T) {
 		t.Errorf("an unknown manager: %d", rec.Code)
 	}
 	down, _ := url.Parse("http://127.0.0.1:1")
-	unreachable := webhook.NewAdmission(translate.NewTable(routes.Routes), webhook.AdmissionOptions{Servers: map[string]*url.URL{"cluster-api": down}})
+	unreachable := admission.New(translate.NewTable(routes.Routes), admission.Options{Servers: map[string]*url.URL{"cluster-api": down}})
 	if rec := admit(t, unreachable, "/admission/cluster-api/validate-x", privateReview); rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), `"kind":"Status"`) {
 		t.Errorf("an unreachable server: %d %s", rec.Code, rec.Body)
 	}

@@ -1,53 +1,51 @@
-package webhook
+package webhookio
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// bodyReader reads a webhook request's body, holding only what it has not consumed yet: JSON values
+// Reader reads a webhook request's body, holding only what it has not consumed yet: JSON values
 // are scanned (translate.Scan) in what has arrived, and more is read while one is incomplete, at least
 // as much again as is held, so that a large value is scanned a bounded number of times. Its buffers
-// are charged to the request's hold as they are allocated: the first of minRead bytes (or the
+// are charged to the request's hold as they are allocated: the first of MinRead bytes (or the
 // declared length, if smaller), each further one at most twice what is held, never more than what the
 // body has left to declare; a buffer outgrown is given back once copied (the collector frees it).
-type bodyReader struct {
+type Reader struct {
 	r    io.Reader
-	hold *hold
+	hold *Hold
 	// limit bounds the body; declared is its Content-Length (at most limit), or -1.
 	limit, declared int64
 	buf             []byte
 	// pos is where the unconsumed part of buf begins; read is how much was read from r.
 	pos  int
 	read int64
-	// err is r's first error (io.EOF at its end, an *ioError otherwise); nothing is read after it.
+	// err is r's first error (io.EOF at its end, a *ReadError otherwise); nothing is read after it.
 	err error
 }
 
-func newBodyReader(r io.Reader, declared, limit int64, h *hold) *bodyReader {
-	return &bodyReader{r: r, hold: h, limit: limit, declared: declared}
+// NewReader returns the reader of body r, whose Content-Length is declared (-1 if none), bounded by limit
+// bytes (a body over it fails with an *http.MaxBytesError), its buffers charged to h.
+func NewReader(r io.Reader, declared, limit int64, h *Hold) *Reader {
+	return &Reader{r: r, hold: h, limit: limit, declared: declared}
 }
 
-// ioError is an error reading the body, or a bound it passed (an *http.MaxBytesError, an *errBudget),
-// as opposed to an error of what it says.
-type ioError struct{ err error }
+// ReadError is an error reading the body, or a bound it passed (an *http.MaxBytesError, the budget's),
+// as opposed to an error of what it says (a JSON syntax error); Limits.BodyError answers it.
+type ReadError struct{ err error }
 
-func (e *ioError) Error() string { return e.err.Error() }
-func (e *ioError) Unwrap() error { return e.err }
+func (e *ReadError) Error() string { return e.err.Error() }
+func (e *ReadError) Unwrap() error { return e.err }
 
 // fill reads more into buf, keeping buf[pos:] (moved to its start), until at least as much again as
-// it holds (minRead at least, what the body has left at most) has arrived or the body ended. It returns
-// nil when it read anything, else io.EOF at the end of the body or an *ioError.
-func (s *bodyReader) fill() error {
+// it holds (MinRead at least, what the body has left at most) has arrived or the body ended. It returns
+// nil when it read anything, else io.EOF at the end of the body or a *ReadError.
+func (s *Reader) fill() error {
 	if s.err != nil {
 		return s.err
 	}
@@ -65,11 +63,11 @@ func (s *bodyReader) fill() error {
 		s.err = io.EOF
 		return s.err
 	}
-	want := int(min(int64(max(held, minRead)), left))
+	want := int(min(int64(max(held, MinRead)), left))
 	if cap(s.buf)-len(s.buf) < want {
 		size := len(s.buf) + want
 		if err := s.hold.take(size); err != nil {
-			s.err = &ioError{err}
+			s.err = &ReadError{err}
 			return s.err
 		}
 		grown := make([]byte, len(s.buf), size)
@@ -87,13 +85,13 @@ func (s *bodyReader) fill() error {
 			if errors.Is(err, io.EOF) {
 				s.err = io.EOF
 			} else {
-				s.err = &ioError{err}
+				s.err = &ReadError{err}
 			}
 			break
 		}
 	}
 	if s.read > s.limit {
-		s.err = &ioError{&http.MaxBytesError{Limit: s.limit}}
+		s.err = &ReadError{&http.MaxBytesError{Limit: s.limit}}
 		return s.err
 	}
 	if got > 0 {
@@ -102,15 +100,15 @@ func (s *bodyReader) fill() error {
 	return s.err
 }
 
-// drop gives the buffer back once the body is read.
-func (s *bodyReader) drop() {
+// Drop gives the buffer back once the body is read.
+func (s *Reader) Drop() {
 	s.hold.give(cap(s.buf))
 	s.buf, s.pos = nil, 0
 }
 
-// all reads the whole body into one slice, charged to the hold, and returns it: its buffer doubles
+// All reads the whole body into one slice, charged to the hold, and returns it: its buffer doubles
 // (copying what it holds) until the body ends, to no more than the body's declared length.
-func (s *bodyReader) all() ([]byte, error) {
+func (s *Reader) All() ([]byte, error) {
 	for {
 		err := s.fill() // s.pos stays 0: fill keeps everything
 		if errors.Is(err, io.EOF) {
@@ -123,7 +121,7 @@ func (s *bodyReader) all() ([]byte, error) {
 }
 
 // next skips whitespace and returns the next byte without consuming it; io.EOF at the end of the body.
-func (s *bodyReader) next() (byte, error) {
+func (s *Reader) next() (byte, error) {
 	for {
 		s.pos = skipSpace(s.buf, s.pos)
 		if s.pos < len(s.buf) {
@@ -138,9 +136,9 @@ func (s *bodyReader) next() (byte, error) {
 // errEnd is the error for a body that ends inside its JSON document.
 var errEnd = errors.New("unexpected end of JSON input")
 
-// value reads the JSON value that begins at the next non-space byte. The bytes returned are valid until
+// Value reads the JSON value that begins at the next non-space byte. The bytes returned are valid until
 // the next read.
-func (s *bodyReader) value() ([]byte, error) {
+func (s *Reader) Value() ([]byte, error) {
 	c, err := s.next()
 	if err != nil {
 		return nil, endIsUnexpected(err)
@@ -170,7 +168,7 @@ func (s *bodyReader) value() ([]byte, error) {
 }
 
 // offset is the offset in the body of the next unconsumed byte.
-func (s *bodyReader) offset() int64 { return s.read - int64(len(s.buf)-s.pos) }
+func (s *Reader) offset() int64 { return s.read - int64(len(s.buf)-s.pos) }
 
 func endIsUnexpected(err error) error {
 	if errors.Is(err, io.EOF) {
@@ -179,8 +177,8 @@ func endIsUnexpected(err error) error {
 	return err
 }
 
-// expect consumes the next byte, which must be c.
-func (s *bodyReader) expect(c byte) error {
+// Expect consumes the next byte, which must be c.
+func (s *Reader) Expect(c byte) error {
 	got, err := s.next()
 	if err != nil {
 		return endIsUnexpected(err)
@@ -192,8 +190,8 @@ func (s *bodyReader) expect(c byte) error {
 	return nil
 }
 
-// null consumes a JSON null if one comes next, and tells whether it did.
-func (s *bodyReader) null() (bool, error) {
+// Null consumes a JSON null if one comes next, and tells whether it did.
+func (s *Reader) Null() (bool, error) {
 	c, err := s.next()
 	if err != nil {
 		return false, endIsUnexpected(err)
@@ -201,18 +199,18 @@ func (s *bodyReader) null() (bool, error) {
 	if c != 'n' {
 		return false, nil
 	}
-	v, err := s.value()
+	v, err := s.Value()
 	if err != nil {
 		return false, err
 	}
 	return string(v) == "null", nil // Scan accepts no other literal starting with n
 }
 
-// object reads a JSON object, calling member with each key; member reads the value. As encoding/json
+// Object reads a JSON object, calling member with each key; member reads the value. As encoding/json
 // decodes into a struct, member matches keys case-insensitively (strings.EqualFold is encoding/json's
 // rule), and a key given twice is read twice, the last one counting.
-func (s *bodyReader) object(member func(key string) error) error {
-	if err := s.expect('{'); err != nil {
+func (s *Reader) Object(member func(key string) error) error {
+	if err := s.Expect('{'); err != nil {
 		return err
 	}
 	if c, err := s.next(); err != nil {
@@ -222,7 +220,7 @@ func (s *bodyReader) object(member func(key string) error) error {
 		return nil
 	}
 	for {
-		lit, err := s.value()
+		lit, err := s.Value()
 		if err != nil {
 			return err
 		}
@@ -233,7 +231,7 @@ func (s *bodyReader) object(member func(key string) error) error {
 		if err := json.Unmarshal(lit, &key); err != nil {
 			return err
 		}
-		if err := s.expect(':'); err != nil {
+		if err := s.Expect(':'); err != nil {
 			return err
 		}
 		if err := member(key); err != nil {
@@ -254,9 +252,9 @@ func (s *bodyReader) object(member func(key string) error) error {
 	}
 }
 
-// str reads a JSON string into dst; a null leaves dst as it is, as encoding/json does.
-func (s *bodyReader) str(what string, dst *string) error {
-	v, err := s.value()
+// Str reads a JSON string into dst; a null leaves dst as it is, as encoding/json does.
+func (s *Reader) Str(what string, dst *string) error {
+	v, err := s.Value()
 	if err != nil {
 		return err
 	}
@@ -269,14 +267,14 @@ func (s *bodyReader) str(what string, dst *string) error {
 	return json.Unmarshal(v, dst)
 }
 
-// skip reads a value and drops it.
-func (s *bodyReader) skip() error {
-	_, err := s.value()
+// Skip reads a value and drops it.
+func (s *Reader) Skip() error {
+	_, err := s.Value()
 	return err
 }
 
-// end checks that only whitespace follows the document.
-func (s *bodyReader) end() error {
+// End checks that only whitespace follows the document.
+func (s *Reader) End() error {
 	c, err := s.next()
 	if errors.Is(err, io.EOF) {
 		return nil
@@ -287,84 +285,23 @@ func (s *bodyReader) end() error {
 	return fmt.Errorf("invalid character %q after top-level value at offset %d of the body", c, s.offset())
 }
 
-func skipSpace(in []byte, i int) int {
-	for i < len(in) && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\r') {
-		i++
+// Ended reports whether the whole body was read (and so its read deadline may be lifted).
+func (s *Reader) Ended() bool { return errors.Is(s.err, io.EOF) }
+
+// Keep copies v, a value the reader returned, out of its buffer into a slice of its own, charged to
+// the hold (a *ReadError when the budget has no room): what a handler keeps of a body once read.
+func (s *Reader) Keep(v []byte) ([]byte, error) {
+	if err := s.hold.take(len(v)); err != nil {
+		return nil, &ReadError{err}
 	}
-	return i
+	return append(make([]byte, 0, len(v)), v...), nil
 }
 
-// conversionReview is what the handler reads of a ConversionReview (apiextensions.k8s.io/v1): its
-// apiVersion and kind, and of its request the uid, the desired apiVersion and each object, the bytes of
-// one JSON value each (nil for a null, as a runtime.RawExtension decodes it). Other members are
-// scanned and dropped.
-type conversionReview struct {
-	apiVersion, kind string
-	request          *conversionRequest
-}
-
-type conversionRequest struct {
-	uid               types.UID
-	desiredAPIVersion string
-	objects           [][]byte
-}
-
-// readConversionReview reads a ConversionReview from s, as encoding/json decodes one into
-// apiextensionsv1.ConversionReview (keys matched case-insensitively, nulls leaving a string as it is and
-// a request or its objects absent, a member given twice read twice), and trailing data is an error, as
-// json.Unmarshal says; a response member is scanned and dropped. Each object is
-// copied out of s's buffer into a slice of its own, charged to the hold: the objects of a review are
-// what it holds once read, about its size.
-func readConversionReview(s *bodyReader) (*conversionReview, error) {
-	rv := &conversionReview{}
-	err := s.object(func(key string) error {
-		switch {
-		case strings.EqualFold(key, "apiVersion"):
-			return s.str("apiVersion", &rv.apiVersion)
-		case strings.EqualFold(key, "kind"):
-			return s.str("kind", &rv.kind)
-		case strings.EqualFold(key, "request"):
-			if null, err := s.null(); err != nil || null {
-				rv.request = nil
-				return err
-			}
-			// A request given twice is read into the first, as encoding/json decodes into what a pointer
-			// points to.
-			if rv.request == nil {
-				rv.request = &conversionRequest{}
-			}
-			req := rv.request
-			return s.object(func(key string) error {
-				switch {
-				case strings.EqualFold(key, "uid"):
-					return s.str("request.uid", (*string)(&req.uid))
-				case strings.EqualFold(key, "desiredAPIVersion"):
-					return s.str("request.desiredAPIVersion", &req.desiredAPIVersion)
-				case strings.EqualFold(key, "objects"):
-					req.objects = nil
-					return s.objects(&req.objects)
-				}
-				return s.skip()
-			})
-		}
-		return s.skip()
-	})
-	if err == nil {
-		err = s.end()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return rv, nil
-}
-
-// objects reads a JSON array of values (or null) and appends a copy of each to dst.
-func (s *bodyReader) objects(dst *[][]byte) error {
-	if null, err := s.null(); err != nil || null {
-		return err
-	}
-	if err := s.expect('['); err != nil {
-		return fmt.Errorf("request.objects: %w", err)
+// Array reads a JSON array, calling elem for each element; elem reads the value. what names the array
+// in the error when the next value is not one.
+func (s *Reader) Array(what string, elem func() error) error {
+	if err := s.Expect('['); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if c, err := s.next(); err != nil {
 		return endIsUnexpected(err)
@@ -373,18 +310,9 @@ func (s *bodyReader) objects(dst *[][]byte) error {
 		return nil
 	}
 	for {
-		v, err := s.value()
-		if err != nil {
+		if err := elem(); err != nil {
 			return err
 		}
-		var obj []byte
-		if !bytes.Equal(v, []byte("null")) {
-			if err := s.hold.take(len(v)); err != nil {
-				return &ioError{err}
-			}
-			obj = append(make([]byte, 0, len(v)), v...)
-		}
-		*dst = append(*dst, obj)
 		c, err := s.next()
 		if err != nil {
 			return endIsUnexpected(err)
@@ -398,4 +326,11 @@ func (s *bodyReader) objects(dst *[][]byte) error {
 			return fmt.Errorf("invalid character %q after array element at offset %d of the body", c, s.offset()-1)
 		}
 	}
+}
+
+func skipSpace(in []byte, i int) int {
+	for i < len(in) && (in[i] == ' ' || in[i] == '\t' || in[i] == '\n' || in[i] == '\r') {
+		i++
+	}
+	return i
 }

@@ -1,4 +1,12 @@
-package webhook
+// Package admission serves the admission webhooks of the private groups (Handler, at PathPrefix): it
+// forwards the apiserver's AdmissionReviews of private objects, in upstream terms, to the webhook server
+// of the CAPI manager or provider that owns the kind, and translates the answers back. It has the
+// conversion webhook's bounds (package webhookio: read and write timeouts, a budget of bytes, turns).
+// Its reviews are recorded in the capi_proxy_admission_webhook_* metrics and the capi_proxy_webhook_*
+// gauges (webhook "admission"), defined in package metrics; the proxy's handler chain (server.New) also
+// counts a review on the API listener in requests_total like every request, with class Admission and
+// verb post.
+package admission
 
 import (
 	"bytes"
@@ -25,29 +33,30 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/internal/webhookio"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// AdmissionPathPrefix starts the paths of the admission webhooks the proxy serves:
+// PathPrefix starts the paths of the admission webhooks the proxy serves:
 // /admission/<manager>/<upstream path>, as the generated webhook configurations
 // (apis/private/webhooks) name them.
-const AdmissionPathPrefix = upstream.AdmissionPathPrefix
+const PathPrefix = upstream.AdmissionPathPrefix
 
-// MaxAdmissionReviewBytes bounds an AdmissionReview, request or response: an object and its old version
+// MaxReviewBytes bounds an AdmissionReview, request or response: an object and its old version
 // of up to etcd's default request limit (1.5 MiB) each, with room for the envelope.
-const MaxAdmissionReviewBytes = 8 << 20
+const MaxReviewBytes = 8 << 20
 
-// DefaultMaxConcurrentAdmissionReviews is AdmissionOptions.MaxConcurrentReviews's default. A review
+// DefaultMaxConcurrentReviews is Options.MaxConcurrentReviews's default. A review
 // mostly waits for the manager's webhook server; the apiserver calls admission webhooks for every
 // write of a private object, and a write waits for its turn.
-const DefaultMaxConcurrentAdmissionReviews = 32
+const DefaultMaxConcurrentReviews = 32
 
-// DefaultMaxAdmissionHeldBytes is AdmissionOptions.MaxHeldBytes's default: eight reviews of
-// MaxAdmissionReviewBytes (an AdmissionReview is a few KiB, an object and its old version).
-const DefaultMaxAdmissionHeldBytes = 8 * MaxAdmissionReviewBytes
+// DefaultMaxHeldBytes is Options.MaxHeldBytes's default: eight reviews of
+// MaxReviewBytes (an AdmissionReview is a few KiB, an object and its old version).
+const DefaultMaxHeldBytes = 8 * MaxReviewBytes
 
-// AdmissionOptions configures an Admission handler.
-type AdmissionOptions struct {
+// Options configures a Handler.
+type Options struct {
 	// Servers maps a manager's name (apis/upstream.WebhookSource.Name: "cluster-api", "aws", ...) to the
 	// base URL of its webhook server (https://127.0.0.1:9443); the upstream path is appended to it.
 	Servers map[string]*url.URL
@@ -57,14 +66,14 @@ type AdmissionOptions struct {
 	// Metrics records every review; nil records nothing.
 	Metrics *metrics.Metrics
 	// MaxConcurrentReviews bounds the reviews served at once (the handler's turns, taken once a review is
-	// read, held while the manager's server answers); zero means DefaultMaxConcurrentAdmissionReviews.
+	// read, held while the manager's server answers); zero means DefaultMaxConcurrentReviews.
 	MaxConcurrentReviews int
 	// MaxHeldBytes bounds the bytes of the reviews the handler holds at once, as read, while they wait
-	// for their turn and are served; zero means DefaultMaxAdmissionHeldBytes.
+	// for their turn and are served; zero means DefaultMaxHeldBytes.
 	MaxHeldBytes int64
 }
 
-// Admission serves the admission webhooks of the private groups: the apiserver calls it with an
+// Handler serves the admission webhooks of the private groups: the apiserver calls it with an
 // AdmissionReview (admission.k8s.io/v1) of a private object, and it answers with the answer of the
 // webhook server of the CAPI manager or provider that owns the kind, in the private groups' terms. It is
 // safe for concurrent use.
@@ -85,41 +94,41 @@ type AdmissionOptions struct {
 // (502 BadGateway, 504 GatewayTimeout, or the server's own non-200 answer passed through), and the
 // apiserver applies the webhook's failurePolicy to it (Fail rejects the request, Ignore admits it), as it
 // would for the webhook server itself. An unknown manager is answered 404, a method other than POST 405,
-// another media type 415, a body over MaxAdmissionReviewBytes 413.
+// another media type 415, a body over MaxReviewBytes 413.
 //
-// It has the conversion webhook's bounds (see the package doc): its body must arrive within ReadTimeout
-// and its answer be written within WriteTimeout, what it holds of the reviews it reads is charged to
-// AdmissionOptions.MaxHeldBytes (429 when others hold it, 413 when the review alone would), and a review
-// takes one of AdmissionOptions.MaxConcurrentReviews turns only once read (429 when the apiserver gives
+// It has the conversion webhook's bounds (package webhookio): its body must arrive within
+// webhookio.ReadTimeout and its answer be written within webhookio.WriteTimeout, what it holds of the reviews it reads is charged to
+// Options.MaxHeldBytes (429 when others hold it, 413 when the review alone would), and a review
+// takes one of Options.MaxConcurrentReviews turns only once read (429 when the apiserver gives
 // up waiting). What a review holds while it is served is about four times its size: the review, its
-// translation to the upstream groups, the server's answer (up to MaxAdmissionReviewBytes) and its
+// translation to the upstream groups, the server's answer (up to MaxReviewBytes) and its
 // translation back.
-type Admission struct {
+type Handler struct {
 	table   *translate.Table
 	bodies  *body.Translator
 	servers map[string]*url.URL
 	client  *http.Client
 	metrics *admissionMetrics
-	limits  *limits
+	limits  *webhookio.Limits
 }
 
-// NewAdmission returns the admission handler for the routes of table. A proxy serves all its listeners
+// New returns the admission handler for the routes of table. A proxy serves all its listeners
 // with one, so that its bounds are the proxy's.
-func NewAdmission(table *translate.Table, o AdmissionOptions) *Admission {
+func New(table *translate.Table, o Options) *Handler {
 	t := o.Transport
 	if t == nil {
 		t = http.DefaultTransport
 	}
 	if o.MaxConcurrentReviews <= 0 {
-		o.MaxConcurrentReviews = DefaultMaxConcurrentAdmissionReviews
+		o.MaxConcurrentReviews = DefaultMaxConcurrentReviews
 	}
 	if o.MaxHeldBytes <= 0 {
-		o.MaxHeldBytes = DefaultMaxAdmissionHeldBytes
+		o.MaxHeldBytes = DefaultMaxHeldBytes
 	}
-	return &Admission{table: table, bodies: body.New(table), servers: o.Servers,
+	return &Handler{table: table, bodies: body.New(table), servers: o.Servers,
 		client:  &http.Client{Transport: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		metrics: newAdmissionMetrics(o.Metrics),
-		limits:  newLimits("admission", o.MaxHeldBytes, o.MaxConcurrentReviews, o.Metrics)}
+		limits:  webhookio.NewLimits("admission", o.MaxHeldBytes, o.MaxConcurrentReviews, o.Metrics)}
 }
 
 // reviewHead is what the handler reads of a review for routing and metrics; the review itself is never
@@ -135,19 +144,19 @@ type reviewHead struct {
 }
 
 // ServeHTTP answers one AdmissionReview.
-func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (a *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	deadlines := a.limits.setDeadlines(w, start)
-	defer deadlines.done()
-	rest := strings.TrimPrefix(r.URL.Path, AdmissionPathPrefix)
+	deadlines := a.limits.SetDeadlines(w, start)
+	defer deadlines.Done()
+	rest := strings.TrimPrefix(r.URL.Path, PathPrefix)
 	manager, path, _ := strings.Cut(rest, "/")
 	server, ok := a.servers[manager]
 	if !ok || rest == r.URL.Path {
 		status.NotFound(w, r)
 		return
 	}
-	held := &hold{b: a.limits.budget}
-	defer held.release()
+	held := a.limits.NewHold()
+	defer held.Release()
 	l := admissionLabels{manager: manager}
 	code := http.StatusOK
 	defer func() { a.metrics.observe(l, code, time.Since(start)) }()
@@ -157,7 +166,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.metrics.error(l, reason)
 			klog.V(loglevel.Unusual).InfoS("Admission webhook call failed", "manager", manager, "path", path, "reason", reason, "err", err)
 		}
-		writeStatus(w, err)
+		webhookio.WriteStatus(w, err)
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -169,21 +178,17 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("the admission webhook takes an AdmissionReview as application/json, not %q", r.Header.Get("Content-Type")), 0, false), "")
 		return
 	}
-	if r.ContentLength > MaxAdmissionReviewBytes {
-		fail(a.limits.bodyError(&http.MaxBytesError{Limit: MaxAdmissionReviewBytes}, "AdmissionReview", MaxAdmissionReviewBytes), "")
+	if r.ContentLength > MaxReviewBytes {
+		fail(a.limits.BodyError(&http.MaxBytesError{Limit: MaxReviewBytes}, "AdmissionReview", MaxReviewBytes), "")
 		return
 	}
-	reader := newBodyReader(r.Body, r.ContentLength, MaxAdmissionReviewBytes, held)
-	in, err := reader.all()
+	reader := webhookio.NewReader(r.Body, r.ContentLength, MaxReviewBytes, held)
+	in, err := reader.All()
 	if err != nil {
-		var readErr *ioError
-		if errors.As(err, &readErr) {
-			err = readErr.err
-		}
-		fail(a.limits.bodyError(err, "AdmissionReview", MaxAdmissionReviewBytes), "")
+		fail(a.limits.BodyError(err, "AdmissionReview", MaxReviewBytes), "")
 		return
 	}
-	deadlines.bodyRead()
+	deadlines.BodyRead()
 	var head reviewHead
 	if err := json.Unmarshal(in, &head); err != nil || head.Request == nil {
 		fail(apierrors.NewBadRequest(fmt.Sprintf("want an AdmissionReview with a request: %v", err)), "")
@@ -196,9 +201,9 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.operation = operationLabel(head.Request.Operation)
 
 	// Past the write deadline no answer reaches the apiserver: the manager's server is not waited for.
-	ctx, cancel := context.WithDeadline(r.Context(), start.Add(a.limits.writeTimeout))
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(a.limits.WriteTimeout))
 	defer cancel()
-	done, ok := a.limits.turns.wait(ctx)
+	done, ok := a.limits.Wait(ctx)
 	if !ok {
 		// The apiserver gave up (its webhook timeout) while the review waited for its turn.
 		fail(apierrors.NewTooManyRequests("the admission webhook is busy serving other reviews", 1), "")
@@ -230,8 +235,8 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxAdmissionReviewBytes+1))
-	if err != nil || len(answer) > MaxAdmissionReviewBytes {
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxReviewBytes+1))
+	if err != nil || len(answer) > MaxReviewBytes {
 		fail(apierrors.NewGenericServerResponse(http.StatusBadGateway, "post", schema.GroupResource{}, "",
 			fmt.Sprintf("reading the answer of the %s webhook server: %v", manager, err), 0, false), "bad_response")
 		return
@@ -259,7 +264,7 @@ func (a *Admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // toUpstream translates an AdmissionReview the apiserver sent to the upstream groups.
-func (a *Admission) toUpstream(review []byte) ([]byte, error) {
+func (a *Handler) toUpstream(review []byte) ([]byte, error) {
 	d := translate.ToUpstream
 	if !groupnames.Mentions(d, review) {
 		return review, nil
@@ -303,7 +308,7 @@ func groupMember(d translate.Direction, raw json.RawMessage) (json.RawMessage, e
 // toPrivate translates a webhook server's AdmissionReview answer to the private groups: the JSONPatch
 // along route's paths (nil: the reviewed object is no mapped kind, only its metadata carries groups),
 // the status and the warnings.
-func (a *Admission) toPrivate(review []byte, route *translate.Route) ([]byte, error) {
+func (a *Handler) toPrivate(review []byte, route *translate.Route) ([]byte, error) {
 	d := translate.ToPrivate
 	var head struct {
 		Response *json.RawMessage `json:"response"`

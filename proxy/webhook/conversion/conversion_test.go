@@ -1,4 +1,4 @@
-package webhook_test
+package conversion_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
-	"github.com/openshift/hypershift-capi-proxy/proxy/webhook"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/conversion"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
@@ -25,7 +25,7 @@ func handler(t *testing.T) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return webhook.New(c, webhook.Options{})
+	return conversion.New(c, conversion.Options{})
 }
 
 func machine(name, infraKind string) string {
@@ -36,7 +36,7 @@ func machine(name, infraKind string) string {
 
 func post(t *testing.T, h http.Handler, contentType, body string) (*httptest.ResponseRecorder, *apiextensionsv1.ConversionReview) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, webhook.Path, strings.NewReader(body))
+	req := httptest.NewRequest(http.MethodPost, conversion.Path, strings.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -112,7 +112,7 @@ func TestFailureAsControllerRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	upstream := strings.ReplaceAll(private, "hypershift.openshift.io", "x-k8s.io")
-	req := httptest.NewRequest(http.MethodPost, webhook.Path, strings.NewReader(upstream))
+	req := httptest.NewRequest(http.MethodPost, conversion.Path, strings.NewReader(upstream))
 	req.Header.Set("Content-Type", "application/json")
 	crRec := httptest.NewRecorder()
 	upstreamWebhook.ServeHTTP(crRec, req)
@@ -143,7 +143,7 @@ func TestRefusesWhatIsNotAConversionReview(t *testing.T) {
 		"other kind":     {method: http.MethodPost, contentType: "application/json", body: `{"apiVersion":"v1","kind":"Pod","request":{}}`, code: http.StatusBadRequest},
 		"v1beta1 review": {method: http.MethodPost, contentType: "application/json", body: strings.Replace(reviewOf(), "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1", 1), code: http.StatusBadRequest},
 	} {
-		req := httptest.NewRequest(tc.method, webhook.Path, strings.NewReader(tc.body))
+		req := httptest.NewRequest(tc.method, conversion.Path, strings.NewReader(tc.body))
 		if tc.contentType != "" {
 			req.Header.Set("Content-Type", tc.contentType)
 		}

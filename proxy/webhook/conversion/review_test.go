@@ -1,4 +1,4 @@
-package webhook
+package conversion
 
 import (
 	"bytes"
@@ -10,10 +10,12 @@ import (
 	"testing/iotest"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/internal/webhookio"
 )
 
 // unbounded is a hold on a budget with room for anything.
-func unbounded() *hold { return &hold{b: &budget{limit: 1 << 40}} }
+func unbounded() *webhookio.Hold { return webhookio.NewLimits("test", 1<<40, 1, nil).NewHold() }
 
 // readReview reads data as the handler reads a body, through a reader that returns one byte at a time
 // when slow (every value then arrives in pieces).
@@ -22,7 +24,7 @@ func readReview(data []byte, slow bool) (*conversionReview, error) {
 	if slow {
 		r = iotest.OneByteReader(r)
 	}
-	return readConversionReview(newBodyReader(r, -1, 1<<30, unbounded()))
+	return readConversionReview(webhookio.NewReader(r, -1, 1<<30, unbounded()))
 }
 
 // hasMember reports whether data names key (case-insensitively) anywhere: a crude test for members
@@ -108,8 +110,8 @@ func TestReadBody(t *testing.T) {
 			// As Go's server reads a body of declared length that the connection ends early.
 			r = io.MultiReader(r, iotest.ErrReader(io.ErrUnexpectedEOF))
 		}
-		_, err := readConversionReview(newBodyReader(r, tc.declared, tc.limit, unbounded()))
-		var readErr *ioError
+		_, err := readConversionReview(webhookio.NewReader(r, tc.declared, tc.limit, unbounded()))
+		var readErr *webhookio.ReadError
 		if err == nil || errors.As(err, &readErr) != tc.ioErr {
 			t.Errorf("%s: %v, want an error of reading: %v", name, err, tc.ioErr)
 		}

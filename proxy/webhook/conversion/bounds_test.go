@@ -1,4 +1,4 @@
-package webhook
+package conversion
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -19,66 +18,16 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/metricstesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/metrics"
-	"github.com/openshift/hypershift-capi-proxy/translate"
-	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/internal/webhookio"
+	"github.com/openshift/hypershift-capi-proxy/proxy/webhook/internal/webhooktesting"
 )
 
-// The attacks on the webhooks' bounds (see limits.go), against a real http.Server: slow bodies, large
+// The attacks on the conversion webhook's bounds (package webhookio), against a real http.Server: slow bodies, large
 // bodies, and what they hold of the budget. Waits are for a state to be reached (eventually), never for
 // a time to pass.
-
-// eventually polls cond until it holds, failing the test if it does not within a generous bound.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// slowloris opens a connection to srv and sends the headers of a POST to path declaring a body of
-// declared bytes, and then the first bytes of the body, sent; it sends nothing more. The connection
-// closes with the test.
-func slowloris(t *testing.T, srv *httptest.Server, path string, declared int, sent string) net.Conn {
-	t.Helper()
-	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		path, declared, sent); err != nil {
-		t.Fatal(err)
-	}
-	return conn
-}
-
-// postReview posts body to srv's path and returns the answer's code and body.
-func postReview(t *testing.T, srv *httptest.Server, path, body string) (int, http.Header, []byte) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, data
-}
 
 // converted checks that an answer is a successful ConversionReview of n objects.
 func converted(t *testing.T, code int, data []byte, n int) {
@@ -90,11 +39,11 @@ func converted(t *testing.T, code int, data []byte, n int) {
 	}
 }
 
-func held(b *budget) int64 { h, _ := b.inUse(); return h }
+func held(l *webhookio.Limits) int64 { h, _ := l.Held(); return h }
 
 // TestSlowBodiesHoldNoTurn: clients that send the headers of a review and one byte of its body, then
 // nothing (a slowloris), hold none of the turns: with one turn and four of them waiting, a real review
-// converts at once. Each holds its first buffer of the budget (minRead), not what its Content-Length
+// converts at once. Each holds its first buffer of the budget (webhookio.MinRead), not what its Content-Length
 // declares; once gone, they hold nothing.
 func TestSlowBodiesHoldNoTurn(t *testing.T) {
 	h := newHandler(t, Options{MaxConcurrentReviews: 1})
@@ -102,29 +51,29 @@ func TestSlowBodiesHoldNoTurn(t *testing.T) {
 	defer srv.Close()
 	var conns []net.Conn
 	for range 4 {
-		conns = append(conns, slowloris(t, srv, Path, 100000, "{"))
+		conns = append(conns, webhooktesting.Slowloris(t, srv, Path, 100000, "{"))
 	}
-	eventually(t, "the slow reviews are read", func() bool { return held(h.limits.budget) == 4*minRead })
+	webhooktesting.Eventually(t, "the slow reviews are read", func() bool { return held(h.limits) == 4*webhookio.MinRead })
 
-	code, _, data := postReview(t, srv, Path, review(machineV1beta2))
+	code, _, data := webhooktesting.PostReview(t, srv, Path, review(machineV1beta2))
 	converted(t, code, data, 1)
-	if got := held(h.limits.budget); got != 4*minRead {
-		t.Errorf("the slow reviews hold %d bytes, want %d", got, 4*minRead)
+	if got := held(h.limits); got != 4*webhookio.MinRead {
+		t.Errorf("the slow reviews hold %d bytes, want %d", got, 4*webhookio.MinRead)
 	}
 	for _, c := range conns {
 		c.Close()
 	}
-	eventually(t, "the slow reviews give their bytes back", func() bool { return held(h.limits.budget) == 0 })
+	webhooktesting.Eventually(t, "the slow reviews give their bytes back", func() bool { return held(h.limits) == 0 })
 }
 
 // TestSlowBodyTimesOut: a body that has not arrived within the read timeout is answered 408, and what
 // its review held is given back.
 func TestSlowBodyTimesOut(t *testing.T) {
 	h := newHandler(t, Options{})
-	h.limits.readTimeout = 100 * time.Millisecond
+	h.limits.ReadTimeout = 100 * time.Millisecond
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	conn := slowloris(t, srv, Path, 100000, `{"request":`)
+	conn := webhooktesting.Slowloris(t, srv, Path, 100000, `{"request":`)
 	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
@@ -134,7 +83,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(data), "did not arrive within") {
 		t.Errorf("a body that does not arrive: %d %s", resp.StatusCode, data)
 	}
-	eventually(t, "the review gives its bytes back", func() bool { return held(h.limits.budget) == 0 })
+	webhooktesting.Eventually(t, "the review gives its bytes back", func() bool { return held(h.limits) == 0 })
 }
 
 // objects returns n private v1beta2 Machines.
@@ -157,33 +106,33 @@ func TestBudget(t *testing.T) {
 	defer srv.Close()
 
 	large := review(objects(400)...) // about 100 KiB
-	code, _, data := postReview(t, srv, Path, large)
+	code, _, data := webhooktesting.PostReview(t, srv, Path, large)
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(data), "whole budget") {
 		t.Errorf("a review over the whole budget: %d %s", code, data)
 	}
 
 	sent := large[:40<<10]
-	conn := slowloris(t, srv, Path, len(large), sent)
+	conn := webhooktesting.Slowloris(t, srv, Path, len(large), sent)
 	// What it sent, but the envelope and the object it stops in, is read into objects of its own.
-	eventually(t, "the slow review is read", func() bool { return held(h.limits.budget) >= 36<<10 })
-	if got := held(h.limits.budget); got > 2*int64(len(sent))+minRead {
+	webhooktesting.Eventually(t, "the slow review is read", func() bool { return held(h.limits) >= 36<<10 })
+	if got := held(h.limits); got > 2*int64(len(sent))+webhookio.MinRead {
 		t.Errorf("a client that sent %d bytes holds %d", len(sent), got)
 	}
 	small := review(objects(100)...) // about 25 KiB
-	code, header, data := postReview(t, srv, Path, small)
+	code, header, data := webhooktesting.PostReview(t, srv, Path, small)
 	if code != http.StatusTooManyRequests || header.Get("Retry-After") != "1" || !strings.Contains(string(data), "budget") {
 		t.Errorf("a review beside a slow one holding the budget: %d %v %s", code, header, data)
 	}
 	conn.Close()
-	eventually(t, "the slow review gives its bytes back", func() bool { return held(h.limits.budget) == 0 })
-	code, _, data = postReview(t, srv, Path, small)
+	webhooktesting.Eventually(t, "the slow review gives its bytes back", func() bool { return held(h.limits) == 0 })
+	code, _, data = webhooktesting.PostReview(t, srv, Path, small)
 	converted(t, code, data, 100)
-	if got := held(h.limits.budget); got != 0 {
+	if got := held(h.limits); got != 0 {
 		t.Errorf("after the reviews, %d bytes held", got)
 	}
-	_, peak := h.limits.budget.inUse()
-	if peak > h.limits.budget.limit {
-		t.Errorf("the budget's peak %d is over its bound %d", peak, h.limits.budget.limit)
+	_, peak := h.limits.Held()
+	if peak > h.limits.MaxHeld() {
+		t.Errorf("the budget's peak %d is over its bound %d", peak, h.limits.MaxHeld())
 	}
 }
 
@@ -207,11 +156,11 @@ func TestLargeReviewHoldsItsSize(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		code, _, data := postReview(t, srv, Path, review(machineV1beta2))
+		code, _, data := webhooktesting.PostReview(t, srv, Path, review(machineV1beta2))
 		converted(t, code, data, 1)
 	}()
 	<-entered
-	before := held(h.limits.budget)
+	before := held(h.limits)
 
 	objs := objects(4000) // about 1 MiB
 	body := review(objs...)
@@ -222,17 +171,17 @@ func TestLargeReviewHoldsItsSize(t *testing.T) {
 	answered := make(chan struct{})
 	go func() {
 		defer close(answered)
-		code, _, data := postReview(t, srv, Path, body)
+		code, _, data := webhooktesting.PostReview(t, srv, Path, body)
 		converted(t, code, data, len(objs))
 	}()
-	eventually(t, "the large review waits for its turn", func() bool { return held(h.limits.budget)-before == size })
-	if _, peak := h.limits.budget.inUse(); peak-before > size+2*int64(len(objs[0]))+minRead {
+	webhooktesting.Eventually(t, "the large review waits for its turn", func() bool { return held(h.limits)-before == size })
+	if _, peak := h.limits.Held(); peak-before > size+2*int64(len(objs[0]))+webhookio.MinRead {
 		t.Errorf("reading a review of %d bytes of objects held %d at its peak", size, peak-before)
 	}
 	close(release)
 	<-done
 	<-answered
-	if got := held(h.limits.budget); got != 0 {
+	if got := held(h.limits); got != 0 {
 		t.Errorf("after the reviews, %d bytes held", got)
 	}
 }
@@ -244,9 +193,9 @@ func TestReviewMetricsAndGauges(t *testing.T) {
 	h := newHandler(t, Options{Metrics: m, MaxHeldBytes: 16 << 10})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	code, _, data := postReview(t, srv, Path, review(machineV1beta2))
+	code, _, data := webhooktesting.PostReview(t, srv, Path, review(machineV1beta2))
 	converted(t, code, data, 1)
-	if code, _, _ := postReview(t, srv, Path, review(objects(100)...)); code != http.StatusRequestEntityTooLarge {
+	if code, _, _ := webhooktesting.PostReview(t, srv, Path, review(objects(100)...)); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a review over the budget: %d", code)
 	}
 	for name, want := range map[string]float64{"capi_proxy_webhook_held_bytes": 0, "capi_proxy_webhook_active_requests": 0} {
@@ -258,86 +207,8 @@ func TestReviewMetricsAndGauges(t *testing.T) {
 		map[string]string{"kind": "", "desired_api_version": "", "code": "413"}); got != 1 {
 		t.Errorf("the 413 is counted %v times", got)
 	}
-	// One handler of each kind per metrics registry: the gauges are shared by their label.
-	a := NewAdmission(translate.NewTable(routes.Routes), AdmissionOptions{Metrics: m})
-	if a.limits.budget.gauge == nil || h.limits.budget.gauge == nil {
-		t.Error("the handlers record no gauges")
-	}
-}
-
-// admissionManager is a manager's webhook server that allows every review, echoing its uid.
-func admissionManager(t *testing.T) *url.URL {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var review struct {
-			Request struct {
-				UID string `json:"uid"`
-			} `json:"request"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&review)
-		_, _ = fmt.Fprintf(w, `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","response":{"uid":%q,"allowed":true}}`, review.Request.UID)
-	}))
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL)
-	return u
-}
-
-const admissionReview = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u1",` +
-	`"kind":{"group":"cluster.hypershift.openshift.io","version":"v1beta2","kind":"Machine"},` +
-	`"resource":{"group":"cluster.hypershift.openshift.io","version":"v1beta2","resource":"machines"},` +
-	`"name":"m1","namespace":"ns","operation":"CREATE","userInfo":{"username":"alice"},"object":` + machineV1beta2 + `}}`
-
-// TestAdmissionBounds: the admission webhook has the conversion webhook's bounds. Slow bodies hold no
-// turn (with one turn and four of them waiting, a real review is answered), hold their first buffer
-// only, and time out with 408; a review over the whole budget is 413, one beside others holding it 429.
-func TestAdmissionBounds(t *testing.T) {
-	a := NewAdmission(translate.NewTable(routes.Routes), AdmissionOptions{
-		Servers: map[string]*url.URL{"cluster-api": admissionManager(t)}, MaxConcurrentReviews: 1, MaxHeldBytes: 64 << 10})
-	srv := httptest.NewServer(a)
-	defer srv.Close()
-	path := AdmissionPathPrefix + "cluster-api/validate-cluster-x-k8s-io-v1beta2-machine"
-
-	var conns []net.Conn
-	for range 4 {
-		conns = append(conns, slowloris(t, srv, path, 100000, "{"))
-	}
-	eventually(t, "the slow reviews are read", func() bool { return held(a.limits.budget) == 4*minRead })
-	code, _, data := postReview(t, srv, path, admissionReview)
-	if code != http.StatusOK || !strings.Contains(string(data), `"allowed":true`) {
-		t.Fatalf("a review beside slow ones: %d %s", code, data)
-	}
-	for _, c := range conns {
-		c.Close()
-	}
-	eventually(t, "the slow reviews give their bytes back", func() bool { return held(a.limits.budget) == 0 })
-
-	large := admissionReview[:len(admissionReview)-2] + `,"padding":"` + strings.Repeat("x", 100<<10) + `"}}`
-	code, _, data = postReview(t, srv, path, large)
-	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(data), "whole budget") {
-		t.Errorf("a review over the whole budget: %d %s", code, data)
-	}
-	// 20 KiB sent: its buffer has doubled to 32 KiB, and waits for the rest.
-	conn := slowloris(t, srv, path, len(large), large[:20<<10])
-	eventually(t, "the slow review is read", func() bool { return held(a.limits.budget) == 32<<10 })
-	padded := admissionReview[:len(admissionReview)-2] + `,"padding":"` + strings.Repeat("x", 30<<10) + `"}}`
-	if code, header, data := postReview(t, srv, path, padded); code != http.StatusTooManyRequests || header.Get("Retry-After") != "1" {
-		t.Errorf("a review beside a slow one holding the budget: %d %v %s", code, header, data)
-	}
-	conn.Close()
-	eventually(t, "the slow review gives its bytes back", func() bool { return held(a.limits.budget) == 0 })
-	if code, _, data := postReview(t, srv, path, padded); code != http.StatusOK {
-		t.Errorf("the review once the budget is free: %d %s", code, data)
-	}
-
-	a.limits.readTimeout = 100 * time.Millisecond
-	conn = slowloris(t, srv, path, 100000, "{")
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusRequestTimeout {
-		t.Errorf("a body that does not arrive: %d", resp.StatusCode)
+	if !h.limits.Recorded() {
+		t.Error("the handler records no gauges")
 	}
 }
 
@@ -397,7 +268,7 @@ func TestConversionStopsWithItsCaller(t *testing.T) {
 	if n := calls.Load(); n >= int64(len(objs)) {
 		t.Errorf("%d of %d objects converted for a caller that went away", n, len(objs))
 	}
-	if got := held(h.limits.budget); got != 0 {
+	if got := held(h.limits); got != 0 {
 		t.Errorf("%d bytes still held", got)
 	}
 }
