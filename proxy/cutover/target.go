@@ -23,8 +23,9 @@ const (
 	// backend as it is, and its answer comes back as it is (Proxy.ServeUpstream); a built-in kind's request
 	// goes as it is (its references to the upstream groups stay so), its answer is translated.
 	UpstreamGroups
-	// MergedGroups: a cluster-wide list or watch of a namespaced mapped kind while some namespaces are
-	// served from the upstream groups, merged from both (merge.go).
+	// MergedGroups: a cluster-wide list of a namespaced mapped kind while some namespaces are served
+	// from the upstream groups, merged from both (merge.go), and every cluster-wide watch of one over
+	// HTTP (watch.go).
 	MergedGroups
 )
 
@@ -48,7 +49,8 @@ func (t *Target) UntranslatedRequest() bool { return t.From == UpstreamGroups }
 
 // targetOf decides where r, classified as req, a resource request of a mapped or other kind that the
 // Filter serves by its namespace, goes, with the namespaces' serving modes in view. A watch of a mapped
-// kind that view covers ends when its namespaces' mode changes (Target.Ends).
+// kind that view covers ends when its namespaces' mode changes (Target.Ends), but for a cluster-wide
+// watch over HTTP, which follows the changes itself (watch.go).
 func (f *Filter) targetOf(r *http.Request, req *classify.Request, view *modes) Target {
 	t := Target{BackendPath: req.BackendPath, From: PrivateGroups}
 	if req.Class == classify.Other {
@@ -62,6 +64,11 @@ func (f *Filter) targetOf(r *http.Request, req *classify.Request, view *modes) T
 	}
 	if req.Namespace == "" {
 		if req.Writes() {
+			return t
+		}
+		if req.Watch && !req.WebSocket {
+			// Merged always, so that a namespace moves between the groups inside it (watch.go).
+			t.From = MergedGroups
 			return t
 		}
 		if req.Watch {
