@@ -829,3 +829,39 @@ func BenchmarkClusterWideWatch(b *testing.B) {
 		})
 	}
 }
+
+// TestMergedWatchMoveUnknownPosition: a cluster-wide watch from no resourceVersion (its first events are
+// the objects as they are, whose resourceVersions say nothing of the watch's position) cannot tell what
+// the client holds of a moving namespace: it ends with 410 Expired, and the client lists again.
+func TestMergedWatchMoveUnknownPosition(t *testing.T) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") != "true" || r.URL.Path != "/apis/cluster.hypershift.openshift.io/v1beta2/machines" {
+			t.Errorf("unexpected request %s", r.URL)
+			return
+		}
+		io.WriteString(w, `{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":"a","resourceVersion":"6"}}}`+"\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ns := cutover.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	resp, err := http.Get(p.URL + "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if typ, _ := watchEvent(t, r); typ != "ADDED" {
+		t.Fatalf("first event %s", typ)
+	}
+	ns.Set("a", "10", labelled("upstream"))
+	if typ, s := watchEvent(t, r); typ != "ERROR" || s.Code != http.StatusGone {
+		t.Fatalf("after the move: %s %+v", typ, s)
+	}
+	if rest, _ := io.ReadAll(r); len(rest) > 0 {
+		t.Errorf("after the ERROR event: %q", rest)
+	}
+}
