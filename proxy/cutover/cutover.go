@@ -15,9 +15,10 @@
 //
 // The Filter answers the requests the modes do not let through (cutover.go): 503 before the modes are
 // known, 429 for a write of a held namespace, 410 Expired for a read from before a mode change; it decides
-// every other request's Target (target.go), which the proxy's later stages only read, ends watches with a
-// 410 Expired ERROR event when a namespace they cover changes its mode (EndWatch), and merges cluster-wide
-// lists and watches from both groups while namespaces are mixed (merge.go). What it needs of the proxy
+// every other request's Target (target.go), which the proxy's later stages only read, ends a namespace's
+// watches with a 410 Expired ERROR event when its mode changes (EndWatch), merges cluster-wide lists from
+// both groups while namespaces are mixed (merge.go), and serves cluster-wide watches through the merge
+// always, moving a namespace between the groups inside the open watch (watch.go). What it needs of the proxy
 // (where it records a request's target, how it forwards a request as it is) is the Proxy interface.
 package cutover
 
@@ -87,13 +88,15 @@ func New(n *Namespaces, retryAfter int, p Proxy) *Filter {
 //   - A write of a held namespace is answered 429 (hold), and so is a cluster-wide deletecollection of a
 //     namespaced mapped kind while any namespace is labelled.
 //   - A watch, exact list or continued list from a resourceVersion before the last mode change of the
-//     namespaces it covers is answered 410 Expired (expired), so that clients relist from the groups now
+//     namespace it covers (across all namespaces: the last move of any namespace between the private and
+//     the upstream groups) is answered 410 Expired (expired), so that clients relist from the groups now
 //     served.
 //   - Any other request's target is decided (TargetOf, with the namespaces' modes): a namespaced request
 //     of a mapped kind goes to the private groups (next) or to the upstream groups as it is
-//     (Proxy.ServeUpstream); a cluster-wide list or watch of a namespaced mapped kind is next's while no
-//     namespace is served from the upstream groups, and merged from both otherwise (merge.go); a watch
-//     is ended with a 410 Expired ERROR event when the mode of a namespace it covers changes (EndWatch).
+//     (Proxy.ServeUpstream); a cluster-wide list of a namespaced mapped kind is next's while no
+//     namespace is served from the upstream groups, and merged from both otherwise (merge.go); a
+//     cluster-wide watch over HTTP is merged always (watch.go); any other watch is ended with a 410
+//     Expired ERROR event when the mode of a namespace it covers changes (EndWatch).
 func (f *Filter) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, _ := classify.FromContext(r.Context())
@@ -117,7 +120,7 @@ func (f *Filter) Handler(next http.Handler) http.Handler {
 		f.proxy.SetTarget(r, &t)
 		switch {
 		case t.From == MergedGroups && req.Watch:
-			f.serveMergedWatch(w, r, req, &t, next, view)
+			f.serveMergedWatch(w, r, req, next, view)
 		case t.From == MergedGroups:
 			f.serveMergedList(w, r, req, next, view)
 		case t.From == UpstreamGroups && req.Class == classify.Mapped:
@@ -144,7 +147,7 @@ func (f *Filter) guard(w http.ResponseWriter, r *http.Request, req *classify.Req
 			}
 			return false
 		}
-		return expired(w, r, req, view.expired)
+		return expired(w, r, req, view.moved)
 	}
 	m := view.mode(req.Namespace)
 	if m.mode.Held() && req.Writes() {

@@ -395,10 +395,10 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("a list not older than before the change: %d", resp.StatusCode)
 	}
-	// Cluster-wide: expired from before any change.
-	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=24", "", nil)
+	// Cluster-wide: expired from before any namespace moved between the groups (a at 10).
+	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=9", "", nil)
 	if !strings.Contains(string(data), `"code":410`) {
-		t.Errorf("a cluster-wide watch from before the change: %d %s", resp.StatusCode, data)
+		t.Errorf("a cluster-wide watch from before the move: %d %s", resp.StatusCode, data)
 	}
 }
 
@@ -561,23 +561,7 @@ func TestMergedWatch(t *testing.T) {
 	if bookmarks[0] != "7" {
 		t.Errorf("initial-events-end bookmark at %s, want the lowest (7)", bookmarks[0])
 	}
-	// A mode change ends it.
-	ns.Set("other", "50", labelled("private-held"))
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("ended without an ERROR event: %v", err)
-		}
-		if strings.Contains(line, `"BOOKMARK"`) {
-			t.Errorf("a progress bookmark was passed on: %s", line)
-		}
-		if strings.Contains(line, `"ERROR"`) {
-			if !strings.Contains(line, `"code":410`) {
-				t.Errorf("%s", line)
-			}
-			break
-		}
-	}
+	// Moves inside the open watch: TestMergedWatchMoves.
 }
 
 // TestMergedTable: kubectl's Table of a cluster-wide list while mixed takes the private Table's columns;
@@ -699,5 +683,185 @@ func BenchmarkUnlabelled(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMergedWatchMoves: a cluster-wide watch open across a namespace's moves to the upstream groups and
+// back goes on: at each move it sends, in the client's terms, what turns the namespace's objects as
+// the client holds them (the old groups' list at the part's last resourceVersion) into the new groups'
+// (a changed uid as DELETED then ADDED), then the namespace's events from the new groups only, and a
+// BOOKMARK once every part has passed the move.
+func TestMergedWatchMoves(t *testing.T) {
+	machine := func(group, ns, name, uid string, rv int) string {
+		return fmt.Sprintf(`{"apiVersion":"%s/v1beta2","kind":"Machine","metadata":{"name":%q,"namespace":%q,"uid":%q,"resourceVersion":"%d"}}`, group, name, ns, uid, rv)
+	}
+	const priv, up = "cluster.hypershift.openshift.io", "cluster.x-k8s.io"
+	list := func(rv int, items ...string) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"MachineList","metadata":{"resourceVersion":"%d"},"items":[%s]}`, rv, strings.Join(items, ","))
+	}
+	privNext, upClosed := make(chan struct{}), make(chan struct{})
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		q := r.URL.Query()
+		event := func(typ, obj string) {
+			io.WriteString(w, `{"type":"`+typ+`","object":`+obj+"}\n")
+			w.(http.Flusher).Flush()
+		}
+		key := r.URL.Path + " " + q.Get("resourceVersion") + " " + q.Get("resourceVersionMatch")
+		switch {
+		case q.Get("watch") == "true" && r.URL.Path == "/apis/"+priv+"/v1beta2/machines" && q.Get("fieldSelector") == "":
+			event("ADDED", machine(priv, "a", "m1", "p1", 6))
+			<-privNext
+			event("MODIFIED", machine(priv, "a", "m2", "p2", 14))
+			event("MODIFIED", machine(priv, "b", "x", "px", 15))
+			<-r.Context().Done()
+		case q.Get("watch") == "true" && r.URL.Path == "/apis/"+up+"/v1beta2/namespaces/a/machines" && q.Get("resourceVersion") == "12":
+			event("MODIFIED", machine(up, "a", "m1", "u1", 13))
+			<-r.Context().Done()
+			close(upClosed)
+		case key == "/apis/"+priv+"/v1beta2/namespaces/a/machines 6 Exact":
+			io.WriteString(w, list(6, machine(priv, "a", "m1", "p1", 6), machine(priv, "a", "m2", "p2", 4)))
+		case key == "/apis/"+up+"/v1beta2/namespaces/a/machines  ":
+			io.WriteString(w, list(12, machine(up, "a", "m3", "u3", 9), machine(up, "a", "m1", "u1", 11)))
+		case key == "/apis/"+up+"/v1beta2/namespaces/a/machines 13 Exact":
+			io.WriteString(w, list(13, machine(up, "a", "m1", "u1", 13), machine(up, "a", "m3", "u3", 9)))
+		case key == "/apis/"+priv+"/v1beta2/namespaces/a/machines  ":
+			io.WriteString(w, list(21, machine(priv, "a", "m1", "p1", 6)))
+		default:
+			t.Errorf("unexpected request %s", r.URL)
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	ns := cutover.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	resp, err := http.Get(p.URL + "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=5&allowWatchBookmarks=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	next := func(n int) []string {
+		t.Helper()
+		var got []string
+		for range n {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("after %q: %v", got, err)
+			}
+			var ev struct {
+				Type   string `json:"type"`
+				Object struct {
+					APIVersion string            `json:"apiVersion"`
+					Metadata   metav1.ObjectMeta `json:"metadata"`
+				} `json:"object"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Object.APIVersion != "cluster.x-k8s.io/v1beta2" {
+				t.Errorf("not in the client's terms: %s", line)
+			}
+			m := ev.Object.Metadata
+			got = append(got, fmt.Sprintf("%s %s/%s %s %s", ev.Type, m.Namespace, m.Name, m.UID, m.ResourceVersion))
+		}
+		return got
+	}
+	expect := func(what string, got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q", what, got, want)
+		}
+	}
+	expect("before the move", next(1), "ADDED a/m1 p1 6")
+	ns.Set("a", "10", labelled("upstream"))
+	expect("the move to the upstream groups", next(5),
+		"DELETED a/m1 p1 6", "ADDED a/m1 u1 11", "DELETED a/m2 p2 4", "ADDED a/m3 u3 9", "MODIFIED a/m1 u1 13")
+	close(privNext)
+	// The private part's event of a is dropped; once it passed 12 (the move's list), the BOOKMARK at the
+	// lowest part's progress.
+	expect("after the move", next(2), "MODIFIED b/x px 15", "BOOKMARK /  13")
+	ns.Set("a", "20", labelled("private"))
+	expect("the move back", next(3), "DELETED a/m1 u1 13", "ADDED a/m1 p1 6", "DELETED a/m3 u3 9")
+	<-upClosed // the upstream part ended with the move
+	// A watch resumed from before the last move is expired.
+	if _, data := backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=15", "", nil); !strings.Contains(string(data), `"code":410`) {
+		t.Errorf("a watch from before the move: %s", data)
+	}
+}
+
+// BenchmarkClusterWideWatch: a cluster-wide watch of 100 MODIFIED events of a Machine (about 2 KB each)
+// with no namespace labelled, through a proxy that does not follow namespaces (the private watch as it
+// is) and through one that does (the merge, which a namespace's move needs); per watch.
+func BenchmarkClusterWideWatch(b *testing.B) {
+	obj := `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":"a","resourceVersion":"20",` +
+		`"annotations":{"a":"` + strings.Repeat("x", 1800) + `"}},"spec":{"clusterName":"c","infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"AWSMachine","name":"m"}}}`
+	var stream strings.Builder
+	for range 100 {
+		stream.WriteString(`{"type":"MODIFIED","object":` + obj + "}\n")
+	}
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, stream.String())
+	}))
+	defer fake.Close()
+	for _, follow := range []bool{false, true} {
+		b.Run(fmt.Sprintf("follow=%v", follow), func(b *testing.B) {
+			o := server.Options{Backend: &rest.Config{Host: fake.URL}, Routes: routestesting.Table()}
+			if follow {
+				o.Namespaces = cutover.NewNamespaces(nil)
+				o.Namespaces.MarkSynced()
+			}
+			h, err := server.New(o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("GET", "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=10", nil)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK || strings.Count(rec.Body.String(), "\n") != 100 {
+					b.Fatal(rec.Code, rec.Body.Len())
+				}
+			}
+		})
+	}
+}
+
+// TestMergedWatchMoveUnknownPosition: a cluster-wide watch from no resourceVersion (its first events are
+// the objects as they are, whose resourceVersions say nothing of the watch's position) cannot tell what
+// the client holds of a moving namespace: it ends with 410 Expired, and the client lists again.
+func TestMergedWatchMoveUnknownPosition(t *testing.T) {
+	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") != "true" || r.URL.Path != "/apis/cluster.hypershift.openshift.io/v1beta2/machines" {
+			t.Errorf("unexpected request %s", r.URL)
+			return
+		}
+		io.WriteString(w, `{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":"a","resourceVersion":"6"}}}`+"\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	ns := cutover.NewNamespaces(nil)
+	ns.SetGuarded(true, "1")
+	ns.MarkSynced()
+	p := newCutoverProxy(t, b.URL, ns)
+	resp, err := http.Get(p.URL + "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if typ, _ := watchEvent(t, r); typ != "ADDED" {
+		t.Fatalf("first event %s", typ)
+	}
+	ns.Set("a", "10", labelled("upstream"))
+	if typ, s := watchEvent(t, r); typ != "ERROR" || s.Code != http.StatusGone {
+		t.Fatalf("after the move: %s %+v", typ, s)
+	}
+	if rest, _ := io.ReadAll(r); len(rest) > 0 {
+		t.Errorf("after the ERROR event: %q", rest)
 	}
 }

@@ -74,9 +74,10 @@ type modes struct {
 	upstream []string
 	// labelled counts the namespaces served otherwise than serving.Private.
 	labelled int
-	// expired is the highest resourceVersion of a Namespace at a mode change: a cluster-wide watch or
-	// exact list from before it is answered 410 Expired.
-	expired uint64
+	// moved is the highest resourceVersion of a Namespace at a change of the groups it is served from
+	// (to or from an upstream mode): a cluster-wide watch or exact list from before it is answered 410
+	// Expired, and an open cluster-wide watch moves the namespace's objects then (watch.go).
+	moved uint64
 	// changed is cancelled when this view is replaced after a mode change (views replaced without one
 	// share it, and change, with the view before them).
 	changed context.Context
@@ -233,7 +234,7 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 		if next.unknown != "" && (next.unknown != prev.unknown || next.unguarded != prev.unguarded) {
 			klog.InfoS("Namespace label is not followed: holding writes, serving reads from the private groups",
 				"namespace", name, "label", serving.Label, "value", next.unknown, "reason", next.why())
-			n.replace(cur, name, nsMode{mode: prev.mode, unknown: next.unknown, unguarded: next.unguarded, expired: prev.expired}, false)
+			n.replace(cur, name, nsMode{mode: prev.mode, unknown: next.unknown, unguarded: next.unguarded, expired: prev.expired}, false, cur.moved)
 		}
 		return
 	}
@@ -245,14 +246,18 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 	}
 	klog.InfoS("Namespace serving mode changed", "namespace", name, "from", prev.metricLabel(), "to", next.metricLabel(),
 		"deleted", deleted, "resourceVersion", resourceVersion)
-	n.replace(cur, name, next, true)
+	moved := cur.moved
+	if prev.mode.Upstream() != next.mode.Upstream() {
+		moved = max(moved, rv)
+	}
+	n.replace(cur, name, next, true, moved)
 	n.metrics.NamespaceModeChanged(prev.metricLabel(), next.metricLabel())
 }
 
-// replace stores a copy of cur with name's mode set; changed cancels cur's changed, ending the watches
-// that cover name.
-func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool) {
-	next := &modes{byName: make(map[string]nsMode, len(cur.byName)+1), expired: max(cur.expired, m.expired), changed: cur.changed, change: cur.change}
+// replace stores a copy of cur with name's mode set and moved as its moved; changed cancels cur's
+// changed, ending the watches that cover name.
+func (n *Namespaces) replace(cur *modes, name string, m nsMode, changed bool, moved uint64) {
+	next := &modes{byName: make(map[string]nsMode, len(cur.byName)+1), moved: moved, changed: cur.changed, change: cur.change}
 	for k, v := range cur.byName {
 		next.byName[k] = v
 	}

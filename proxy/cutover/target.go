@@ -24,8 +24,9 @@ const (
 	// backend as it is, and its answer comes back as it is (Proxy.ServeUpstream); a built-in kind's request
 	// goes as it is (its references to the upstream groups stay so), its answer is translated.
 	UpstreamGroups
-	// MergedGroups: a cluster-wide list or watch of a namespaced mapped kind while some namespaces are
-	// served from the upstream groups, merged from both (merge.go).
+	// MergedGroups: a cluster-wide list of a namespaced mapped kind while some namespaces are served
+	// from the upstream groups, merged from both (merge.go), and every cluster-wide watch of one over
+	// HTTP (watch.go).
 	MergedGroups
 )
 
@@ -80,8 +81,9 @@ type Inputs struct {
 //     a namespace served from the upstream groups goes there, its request untranslated; a namespaced
 //     request of a mapped kind goes to its namespace's groups (the client's own path for the upstream
 //     ones); a cluster-wide list or watch of a namespaced mapped kind is merged from both while some
-//     namespace is served from the upstream groups; a watch of a mapped kind ends when the mode of a
-//     namespace it covers changes (Target.Ends);
+//     namespace is served from the upstream groups, and a cluster-wide watch over HTTP is merged always
+//     (a namespace moves between the groups inside it, watch.go); any other watch of a mapped kind ends
+//     when the mode of a namespace it covers changes (Target.Ends);
 //   - a CustomResourceDefinition or APIService named by its upstream name (Inputs.GroupNamed): the
 //     private object's path;
 //   - any other: the private groups, at req.BackendPath.
@@ -118,6 +120,11 @@ func (in *Inputs) byMode(r *http.Request, req *classify.Request, t *Target) {
 	}
 	if req.Namespace == "" {
 		if req.Writes() {
+			return
+		}
+		if req.Watch && !req.WebSocket {
+			// Merged always, so that a namespace moves between the groups inside it (watch.go).
+			t.From = MergedGroups
 			return
 		}
 		if req.Watch {
