@@ -27,12 +27,16 @@ type windows struct {
 	gcSince map[string]time.Time
 	gcFor   map[string]time.Duration
 	total   map[string]time.Duration // first event to PhaseComplete
-	overlap []string                 // "a while b": a became held while b was
+	phase   map[string]migration.Phase
+	since   map[string]time.Time
+	inPhase map[migration.Phase]time.Duration // summed over namespaces
+	overlap []string                          // "a while b": a became held while b was
 }
 
 func newWindows() *windows {
 	return &windows{first: map[string]time.Time{}, held: map[string]time.Time{}, heldFor: map[string]time.Duration{},
-		gcSince: map[string]time.Time{}, gcFor: map[string]time.Duration{}, total: map[string]time.Duration{}}
+		gcSince: map[string]time.Time{}, gcFor: map[string]time.Duration{}, total: map[string]time.Duration{},
+		phase: map[string]migration.Phase{}, since: map[string]time.Time{}, inPhase: map[migration.Phase]time.Duration{}}
 }
 
 // event is a migration.Options.Progress.
@@ -42,6 +46,12 @@ func (w *windows) event(e migration.Event) {
 	defer w.mu.Unlock()
 	if _, ok := w.first[e.Namespace]; !ok {
 		w.first[e.Namespace] = now
+	}
+	if p := w.phase[e.Namespace]; p != e.Phase {
+		if p != "" {
+			w.inPhase[p] += now.Sub(w.since[e.Namespace])
+		}
+		w.phase[e.Namespace], w.since[e.Namespace] = e.Phase, now
 	}
 	switch {
 	case e.Step == "label" && e.Phase == migration.PhaseCopying:
