@@ -114,6 +114,17 @@ A run that stops (killed, the apiserver gone) is finished by running the same co
 	return cmd
 }
 
+// The client rate limit of the migrate commands. Each snapshot of a namespace lists every mapped kind in
+// both sets of groups (about 120 LISTs with the providers' CRDs, nearly all empty), and re-pointing
+// ownerReferences lists every namespaced resource; most of them run while the namespace's writes are
+// held. At 50 requests/s those lists alone held a namespace's writes for about 10 s
+// (docs/performance.md, "Migrating many namespaces"); the apiserver's priority and fairness still
+// applies.
+const (
+	migrateQPS   = 200
+	migrateBurst = 400
+)
+
 func (o *migrateOptions) restConfig() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
@@ -121,7 +132,7 @@ func (o *migrateOptions) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = migrateQPS, migrateBurst
 	return cfg, nil
 }
 

@@ -41,7 +41,7 @@ func envInt(b *testing.B, name string, def int) int {
 
 // BenchmarkMigrateNamespaces migrates a fleet of NAMESPACES (default 10) hosted-control-plane namespaces
 // of fleetShape (MACHINES Machines per NodePool, default 3) the way `capi-proxy migrate run -n ...` does
-// (Migrator.MigrateNamespaces, the command's client rate limit, GC_OVERLAP namespaces' garbage-collector
+// (Migrator.MigrateNamespaces, the command's client rate limit of QPS requests/s (200), GC_OVERLAP namespaces' garbage-collector
 // waits beside the next move, default migration.DefaultOverlap; 1 moves them strictly one after the
 // other), with GRACE_MS (default migration.DefaultGrace, 5000) for the proxy to follow the label, while Cluster API's real
 // manager (MANAGER=0 leaves it out) reconciles every namespace through the proxy (make
@@ -111,7 +111,7 @@ func BenchmarkMigrateNamespaces(b *testing.B) {
 
 	w := newWindows()
 	cfg := env.DirectConfig(env.AdminToken)
-	cfg.QPS, cfg.Burst = 50, 100 // the command's (proxy/migrate.go)
+	cfg.QPS, cfg.Burst = float32(envInt(b, "QPS", 200)), envInt(b, "QPS", 200)*2 // the command's (proxy/migrate.go)
 	m, err := migration.New(migration.Options{Config: cfg, Grace: grace, Overlap: overlap, Progress: w.event})
 	if err != nil {
 		b.Fatal(err)
