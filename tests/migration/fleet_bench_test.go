@@ -40,17 +40,19 @@ func envInt(b *testing.B, name string, def int) int {
 }
 
 // BenchmarkMigrateNamespaces migrates a fleet of NAMESPACES (default 10) hosted-control-plane namespaces
-// of fleetShape (MACHINES Machines per NodePool, default 3) the way `capi-proxy migrate run -n ...` does
-// (Migrator.MigrateNamespaces, the command's client rate limit of QPS requests/s (200), GC_OVERLAP namespaces' garbage-collector
-// waits beside the next move, default migration.DefaultOverlap; 1 moves them strictly one after the
-// other), with GRACE_MS (default migration.DefaultGrace, 5000) for the proxy to follow the label, while Cluster API's real
-// manager (MANAGER=0 leaves it out) reconciles every namespace through the proxy (make
-// bench-migration-fleet). Once per run (-benchtime 1x): wall-s is the whole run, held-p50-s and
-// held-max-s the writes held per namespace, gc-share the part of the namespaces' moves spent waiting for
-// the garbage collector, gc-tail-s the wait after the last namespace's writes were released. Afterwards
-// nothing may be lost: every object is in the private groups with its spec and labels (and, without the
-// manager, status and annotations) translated, every ownerReference names a live copy, no Secret was
-// collected, and the upstream groups are empty.
+// of fleetShape (MACHINES Machines per NodePool, default 3) the way `capi-proxy migrate run -n ...` does:
+// Migrator.MigrateNamespaces at the command's client rate limit (QPS requests/s, 200), GC_OVERLAP
+// namespaces' garbage-collector waits beside the next move (default migration.DefaultOverlap; 1 moves
+// them strictly one after the other), GRACE_MS for the proxy to follow the label (default
+// migration.DefaultGrace, 5000; 0 does not wait), while Cluster API's real manager reconciles every
+// namespace through the proxy (MANAGER=0 leaves it out). make bench-migration-fleet runs it.
+//
+// Once per run (-benchtime 1x): wall-s is the whole run; held-p50-s and held-max-s the writes held per
+// namespace; gc-share the part of the namespaces' moves spent waiting for the garbage collector; gc-tail-s
+// the time from the release of the last namespace's writes to the end; s-<phase>/ns the seconds per
+// namespace in each phase. Afterwards nothing may be lost: every object is in the private groups with its
+// spec and labels (and, without the manager, status and annotations) translated, every ownerReference
+// names a live copy, no Secret was collected, and the upstream groups are empty.
 func BenchmarkMigrateNamespaces(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -134,7 +136,7 @@ func BenchmarkMigrateNamespaces(b *testing.B) {
 		held = append(held, w.heldFor[ns])
 		gc += w.gcFor[ns]
 		total += w.total[ns]
-		if r := w.gcSince[ns]; r.After(lastRelease) {
+		if r := w.released[ns]; r.After(lastRelease) {
 			lastRelease = r
 		}
 	}

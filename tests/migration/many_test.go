@@ -20,21 +20,22 @@ import (
 // PhaseCopying to the label of PhaseResuming), when it waited for the garbage collector (from the wait
 // step of PhaseResuming to the label of PhaseComplete), and whether two namespaces were ever held at once.
 type windows struct {
-	mu      sync.Mutex
-	first   map[string]time.Time
-	held    map[string]time.Time // namespaces held now, since when
-	heldFor map[string]time.Duration
-	gcSince map[string]time.Time
-	gcFor   map[string]time.Duration
-	total   map[string]time.Duration // first event to PhaseComplete
-	phase   map[string]migration.Phase
-	since   map[string]time.Time
-	inPhase map[migration.Phase]time.Duration // summed over namespaces
-	overlap []string                          // "a while b": a became held while b was
+	mu       sync.Mutex
+	first    map[string]time.Time
+	held     map[string]time.Time // namespaces held now, since when
+	released map[string]time.Time // when each namespace's writes were released
+	heldFor  map[string]time.Duration
+	gcSince  map[string]time.Time
+	gcFor    map[string]time.Duration
+	total    map[string]time.Duration // first event to PhaseComplete
+	phase    map[string]migration.Phase
+	since    map[string]time.Time
+	inPhase  map[migration.Phase]time.Duration // summed over namespaces
+	overlap  []string                          // "a while b": a became held while b was
 }
 
 func newWindows() *windows {
-	return &windows{first: map[string]time.Time{}, held: map[string]time.Time{}, heldFor: map[string]time.Duration{},
+	return &windows{first: map[string]time.Time{}, held: map[string]time.Time{}, released: map[string]time.Time{}, heldFor: map[string]time.Duration{},
 		gcSince: map[string]time.Time{}, gcFor: map[string]time.Duration{}, total: map[string]time.Duration{},
 		phase: map[string]migration.Phase{}, since: map[string]time.Time{}, inPhase: map[migration.Phase]time.Duration{}}
 }
@@ -64,6 +65,7 @@ func (w *windows) event(e migration.Event) {
 			w.heldFor[e.Namespace] += now.Sub(since)
 			delete(w.held, e.Namespace)
 		}
+		w.released[e.Namespace] = now
 	case e.Step == "wait" && e.Phase == migration.PhaseResuming:
 		w.gcSince[e.Namespace] = now
 	case e.Step == "label" && e.Phase == migration.PhaseComplete:
