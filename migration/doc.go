@@ -31,6 +31,10 @@
 //     annotations removed; once the garbage collector has removed the retired objects (it completes
 //     orphan deletions at its client's rate limit: writes are not held meanwhile) the phase is Complete.
 //
+// Migrator.MigrateNamespaces (and RollbackNamespaces) moves several namespaces one after the other, and
+// begins the next one while the garbage collector finishes the previous one's retired objects: one
+// namespace's writes are held at a time, and the garbage collector's work overlaps the next moves.
+//
 // The phase and direction are annotations of the Namespace (PhaseAnnotation, DirectionAnnotation); with the
 // label and the copies' annotations they are all a re-run needs: a run killed between any two API calls
 // is finished by the next one. Nothing is ever deleted but the retired sources, and only after every

@@ -74,8 +74,9 @@ var Phases = []Phase{PhasePausing, PhaseCopying, PhaseRetiring, PhaseResuming, P
 // informers to follow it.
 const DefaultGrace = 5 * time.Second
 
-// DefaultRetireTimeout is how long the migration waits for the garbage collector to remove the retired
-// sources (the orphan finalizer, which kube-controller-manager's garbage collector handles).
+// DefaultRetireTimeout is how long the migration waits for the garbage collector to remove one more of
+// the retired sources (the orphan finalizer, which kube-controller-manager's garbage collector handles)
+// before it gives up.
 const DefaultRetireTimeout = 2 * time.Minute
 
 // Options configure a Migrator.
@@ -89,9 +90,12 @@ type Options struct {
 	// Grace is the wait after each change of the serving label; 0 is DefaultGrace, a negative value does
 	// not wait (tests without proxies).
 	Grace time.Duration
-	// RetireTimeout bounds the wait for the garbage collector to remove retired objects; 0 is
-	// DefaultRetireTimeout.
+	// RetireTimeout bounds the wait for the garbage collector to remove one more retired object (the wait
+	// fails when none has gone for this long); 0 is DefaultRetireTimeout.
 	RetireTimeout time.Duration
+	// Overlap is how many namespaces' waits for the garbage collector MigrateNamespaces and
+	// RollbackNamespaces let run beside the next namespace's move; 0 is DefaultOverlap.
+	Overlap int
 	// Progress, if set, is called with every step, one call at a time (steps on several objects run in
 	// parallel; each call returns before the next begins).
 	Progress func(Event)
@@ -190,13 +194,24 @@ func New(opts Options) (*Migrator, error) {
 // migration an earlier run began. The namespace must be labelled serving.Upstream (Adopt) or be in a
 // migration already. It returns nil at PhaseComplete, also if there was nothing to do.
 func (m *Migrator) Migrate(ctx context.Context, namespace string) error {
-	return m.run(ctx, namespace, translate.ToPrivate)
+	return m.move(ctx, namespace, translate.ToPrivate)
 }
 
 // Rollback moves the namespace's objects from the private groups back to the upstream groups, with the
 // same guarantees as Migrate.
 func (m *Migrator) Rollback(ctx context.Context, namespace string) error {
-	return m.run(ctx, namespace, translate.ToUpstream)
+	return m.move(ctx, namespace, translate.ToUpstream)
+}
+
+// move runs a move of one namespace to its end, the wait for the garbage collector included.
+func (m *Migrator) move(ctx context.Context, namespace string, dir translate.Direction) (err error) {
+	start := time.Now()
+	defer func() { m.opts.Metrics.observeRun(dir, start, err) }()
+	rest, err := m.run(ctx, namespace, dir)
+	if err != nil || rest == nil {
+		return err
+	}
+	return rest(ctx)
 }
 
 // Adopt labels a namespace that holds CAPI objects in the upstream groups serving.Upstream, so that the
@@ -270,20 +285,20 @@ func rolesOf(dir translate.Direction) roles {
 	return roles{serving.Private, serving.PrivateHeld, serving.UpstreamHeld, serving.Upstream}
 }
 
-// run moves a namespace in direction dir, resuming from what the cluster records.
-func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Direction) (err error) {
-	start := time.Now()
-	defer func() { m.opts.Metrics.observeRun(dir, start, err) }()
+// run moves a namespace in direction dir, resuming from what the cluster records, until its writes are
+// no longer held and the copies are unpaused. What is left, the wait for the garbage collector to remove
+// the retired objects and PhaseComplete, is rest (nil if nothing is left); the caller runs it.
+func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Direction) (rest func(context.Context) error, err error) {
 	r := rolesOf(dir)
 	if err := m.checkGuard(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	st, err := m.namespaceState(ctx, namespace)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ctx, err = m.withCRDs(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	other := reverse(dir).String()
 	switch st.mode {
@@ -291,23 +306,23 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 		// Whatever a move in the other direction left here (paused objects of an aborted run, its annotations
 		// on the objects it was unpausing) is what this move starts from.
 		if err := m.pause(ctx, namespace, dir); err != nil {
-			return err
+			return nil, err
 		}
 		fallthrough
 	case r.srcHeld:
 		if st.mode == r.srcHeld && st.direction != dir.String() {
-			return fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
+			return nil, fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
 		}
 		if err := m.copyPhase(ctx, namespace, dir); err != nil {
-			return err
+			return nil, err
 		}
 		fallthrough
 	case r.dstHeld:
 		if st.mode == r.dstHeld && st.direction != dir.String() {
-			return fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
+			return nil, fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
 		}
 		if err := m.retirePhase(ctx, namespace, dir); err != nil {
-			return err
+			return nil, err
 		}
 		fallthrough
 	case r.dst:
@@ -316,20 +331,20 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 			if toPrivate(dir) && !st.labelled {
 				snap, err := m.snapshot(ctx, namespace, dir)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if len(snap.sources) > 0 {
-					return fmt.Errorf("namespace %s has no %s label but holds %d objects in the upstream groups (%s, ...): adopt it first (migrate adopt) so that proxies serve them from there",
+					return nil, fmt.Errorf("namespace %s has no %s label but holds %d objects in the upstream groups (%s, ...): adopt it first (migrate adopt) so that proxies serve them from there",
 						namespace, serving.Label, len(snap.sources), snap.sources[0])
 				}
 			}
 			m.opts.Metrics.setPhase(namespace, PhaseComplete)
 			m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseComplete, Message: "nothing to do"})
-			return nil
+			return nil, nil
 		}
 		return m.resumePhase(ctx, namespace, dir)
 	default:
-		return fmt.Errorf("namespace %s: unexpected mode %q", namespace, st.mode)
+		return nil, fmt.Errorf("namespace %s: unexpected mode %q", namespace, st.mode)
 	}
 }
 

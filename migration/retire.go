@@ -2,6 +2,7 @@ package migration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -99,15 +100,16 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 }
 
 // resumePhase serves the namespace from the destination without holding writes, then unpauses what the
-// migration paused and removes its annotations from the copies.
-func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir translate.Direction) error {
+// migration paused and removes its annotations from the copies. It returns what is left of the phase:
+// waiting for the garbage collector to remove the retired objects, then recording PhaseComplete.
+func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir translate.Direction) (func(context.Context) error, error) {
 	if err := m.setNamespace(ctx, namespace, rolesOf(dir).dst, dir.String(), PhaseResuming); err != nil {
-		return err
+		return nil, err
 	}
 	// The copies are the sources of the reverse direction.
 	snap, err := m.snapshot(ctx, namespace, reverse(dir))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		c := snap.sources[i]
@@ -132,13 +134,15 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// The retired objects are the destination side of the reverse direction.
-	if err := m.waitRetired(ctx, namespace, dir, snap.copies); err != nil {
-		return err
-	}
-	return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
+	return func(ctx context.Context) error {
+		// The retired objects are the destination side of the reverse direction.
+		if err := m.waitRetired(ctx, namespace, dir, snap.copies); err != nil {
+			return err
+		}
+		return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
+	}, nil
 }
 
 // sameContent reports whether a copy holds the content of want (a desired copy without its status) and
@@ -173,7 +177,10 @@ func sameContent(want *unstructured.Unstructured, status any, copied *unstructur
 // waitRetired waits until the garbage collector has removed the retired objects: it removes each one's
 // orphan finalizer once it has taken every remaining reference to it out of its dependents. That takes
 // kube-controller-manager's garbage collector a few requests per object at its client's rate limit, so
-// it is done once the namespace is served from the copies without holding writes.
+// it is done once the namespace is served from the copies without holding writes. It reads one object
+// at a time, every half second, the next one only once the previous is gone (one GET per poll however
+// many namespaces wait at once), and gives up when none has gone for Options.RetireTimeout: the garbage
+// collector's queue is shared by every namespace, so a namespace waits behind those retired before it.
 func (m *Migrator) waitRetired(ctx context.Context, namespace string, dir translate.Direction, retired map[key]*object) error {
 	var waiting []*object
 	for _, o := range retired {
@@ -187,25 +194,30 @@ func (m *Migrator) waitRetired(ctx context.Context, namespace string, dir transl
 	}
 	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "wait", Total: len(waiting),
 		Message: fmt.Sprintf("waiting for the garbage collector to remove %d retired objects", len(waiting))})
-	var left []*object
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, m.opts.RetireTimeout, true, func(ctx context.Context) (bool, error) {
-		left = left[:0]
-		for _, o := range waiting {
+	progress := time.Now()
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		for len(waiting) > 0 {
+			o := waiting[0]
 			_, err := m.metadata.Resource(o.kind.dst).Namespace(namespace).Get(ctx, o.u.GetName(), metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
+				waiting, progress = waiting[1:], time.Now()
 			case err != nil:
 				return false, err
+			case time.Since(progress) > m.opts.RetireTimeout:
+				return false, errRetireTimeout
 			default:
-				left = append(left, o)
+				return false, nil
 			}
 		}
-		waiting = append(waiting[:0], left...)
-		return len(left) == 0, nil
+		return true, nil
 	})
-	if err != nil && len(left) > 0 {
-		return fmt.Errorf("namespace %s: %d retired objects (%s, ...) are still there after %s: is kube-controller-manager's garbage collector running? (%w)",
-			namespace, len(left), left[0], m.opts.RetireTimeout, err)
+	if errors.Is(err, errRetireTimeout) {
+		return fmt.Errorf("namespace %s: %d retired objects (%s, ...) are still there, none has gone for %s: is kube-controller-manager's garbage collector running?",
+			namespace, len(waiting), waiting[0], m.opts.RetireTimeout)
 	}
 	return err
 }
+
+// errRetireTimeout ends waitRetired's poll.
+var errRetireTimeout = errors.New("no retired object has gone for the retire timeout")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -32,6 +33,7 @@ type migrateOptions struct {
 	dryRun        bool
 	grace         time.Duration
 	retireTimeout time.Duration
+	overlap       int
 }
 
 func newMigrateCommand() *cobra.Command {
@@ -58,7 +60,7 @@ A run that stops (killed, the apiserver gone) is finished by running the same co
 	fs := cmd.PersistentFlags()
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account).")
 	fs.StringVar(&o.context, "context", "", "The kubeconfig context to use.")
-	fs.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "Hosted-control-plane namespaces, moved one after the other (repeat or separate with commas).")
+	fs.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "Hosted-control-plane namespaces, moved one after the other, each one's wait for the garbage collector overlapping the next ones' moves (repeat or separate with commas).")
 
 	run := &cobra.Command{
 		Use:   "run --namespace NS [--dry-run]",
@@ -79,7 +81,8 @@ A run that stops (killed, the apiserver gone) is finished by running the same co
 	for _, c := range []*cobra.Command{run, rollback} {
 		c.Flags().BoolVar(&o.dryRun, "dry-run", false, "Print the objects to move and the ownerReferences to re-point; change nothing.")
 		c.Flags().DurationVar(&o.grace, "grace-period", migration.DefaultGrace, "Wait after each change of the serving label for the proxies to follow it.")
-		c.Flags().DurationVar(&o.retireTimeout, "retire-timeout", migration.DefaultRetireTimeout, "How long to wait for the garbage collector to remove the retired objects.")
+		c.Flags().DurationVar(&o.retireTimeout, "retire-timeout", migration.DefaultRetireTimeout, "How long to wait for the garbage collector to remove one more of the retired objects before giving up.")
+		c.Flags().IntVar(&o.overlap, "gc-overlap", migration.DefaultOverlap, "With several namespaces: how many namespaces' waits for the garbage collector may run beside the next namespace's move (each namespace's writes are held alone).")
 	}
 	adopt := &cobra.Command{
 		Use:   "adopt --namespace NS",
@@ -111,6 +114,17 @@ A run that stops (killed, the apiserver gone) is finished by running the same co
 	return cmd
 }
 
+// The client rate limit of the migrate commands. Each snapshot of a namespace lists every mapped kind in
+// both sets of groups (about 120 LISTs with the providers' CRDs, nearly all empty), and re-pointing
+// ownerReferences lists every namespaced resource; most of them run while the namespace's writes are
+// held. At 50 requests/s those lists alone held a namespace's writes for about 10 s
+// (docs/performance.md, "Migrating many namespaces"); the apiserver's priority and fairness still
+// applies.
+const (
+	migrateQPS   = 200
+	migrateBurst = 400
+)
+
 func (o *migrateOptions) restConfig() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
@@ -118,7 +132,7 @@ func (o *migrateOptions) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = migrateQPS, migrateBurst
 	return cfg, nil
 }
 
@@ -131,7 +145,7 @@ func (o *migrateOptions) migrator(progress func(migration.Event)) (*migration.Mi
 	if grace == 0 {
 		grace = -1 // --grace-period=0: no wait (migration.Options reads 0 as its default)
 	}
-	return migration.New(migration.Options{Config: cfg, Grace: grace, RetireTimeout: o.retireTimeout,
+	return migration.New(migration.Options{Config: cfg, Grace: grace, RetireTimeout: o.retireTimeout, Overlap: o.overlap,
 		Progress: progress})
 }
 
@@ -150,7 +164,8 @@ func (o *migrateOptions) each(ctx context.Context, fn func(context.Context, stri
 	return nil
 }
 
-// move runs (or plans, with --dry-run) a move of every --namespace.
+// move runs (or plans, with --dry-run) a move of every --namespace: one after the other, each namespace's
+// wait for the garbage collector overlapping the next ones' moves (migration.Migrator.MigrateNamespaces).
 func (o *migrateOptions) move(cmd *cobra.Command, dir translate.Direction) error {
 	out := cmd.OutOrStdout()
 	display := newProgressDisplay(cmd.ErrOrStderr())
@@ -158,28 +173,35 @@ func (o *migrateOptions) move(cmd *cobra.Command, dir translate.Direction) error
 	if err != nil {
 		return err
 	}
-	return o.each(cmd.Context(), func(ctx context.Context, ns string) error {
-		if o.dryRun {
+	if o.dryRun {
+		return o.each(cmd.Context(), func(ctx context.Context, ns string) error {
 			plan, err := m.Plan(ctx, ns, dir)
 			if err != nil {
 				return err
 			}
 			plan.Print(out)
 			return nil
-		}
-		var err error
-		if dir.String() == translate.ToPrivate.String() {
-			err = m.Migrate(ctx, ns)
-		} else {
-			err = m.Rollback(ctx, ns)
-		}
+		})
+	}
+	if len(o.namespaces) == 0 {
+		return errors.New("--namespace is required")
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	moveAll := m.MigrateNamespaces
+	if dir.String() != translate.ToPrivate.String() {
+		moveAll = m.RollbackNamespaces
+	}
+	err = moveAll(ctx, o.namespaces, func(ns string, err error) {
 		display.done()
-		if err != nil {
-			return fmt.Errorf("%w (the namespace's progress is recorded on the cluster: run the same command again to resume)", err)
+		if err == nil {
+			fmt.Fprintf(out, "namespace %s: %s complete\n", ns, dir)
 		}
-		fmt.Fprintf(out, "namespace %s: %s complete\n", ns, dir)
-		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("%w (each namespace's progress is recorded on the cluster: run the same command again to resume)", err)
+	}
+	return nil
 }
 
 func (o *migrateOptions) status(cmd *cobra.Command) error {
@@ -232,6 +254,8 @@ func orNone(s string) string {
 // progressDisplay shows a move's progress: one line rewritten in place on a terminal, structured log lines
 // (klog) otherwise.
 type progressDisplay struct {
+	// mu serializes event and done: moves of several namespaces report from several goroutines.
+	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
 	last     string
@@ -248,6 +272,8 @@ func newProgressDisplay(w io.Writer) *progressDisplay {
 }
 
 func (d *progressDisplay) event(e migration.Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if !d.terminal {
 		msg := e.Message
 		if msg == "" {
@@ -275,6 +301,8 @@ func (d *progressDisplay) event(e migration.Event) {
 
 // done ends the progress line.
 func (d *progressDisplay) done() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.terminal && d.last != "" {
 		fmt.Fprintln(d.w)
 		d.last = ""

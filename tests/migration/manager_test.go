@@ -171,7 +171,7 @@ func TestMigrateWhileCAPIManagerRuns(t *testing.T) {
 }
 
 // waitReconciled waits until the manager has observed the MachineDeployment's generation.
-func waitReconciled(ctx context.Context, t *testing.T, c dynamic.Interface, ns, name string) {
+func waitReconciled(ctx context.Context, t testing.TB, c dynamic.Interface, ns, name string) {
 	t.Helper()
 	waitFor(ctx, t, "MachineDeployment "+name+" to be reconciled", func(ctx context.Context) (bool, error) {
 		md, err := c.Resource(machineDeployments).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
@@ -183,7 +183,7 @@ func waitReconciled(ctx context.Context, t *testing.T, c dynamic.Interface, ns, 
 	})
 }
 
-func waitFor(ctx context.Context, t *testing.T, what string, cond wait.ConditionWithContextFunc) {
+func waitFor(ctx context.Context, t testing.TB, what string, cond wait.ConditionWithContextFunc) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
