@@ -375,8 +375,8 @@ func (e *watchEnder) readTail(p []byte) (int, error) {
 }
 
 // Idle reports whether the stream holds nothing and its next Read reads src, which holds nothing
-// either (package server's idler): not once it is ending at a boundary, where Read ends the stream at
-// once.
+// either (the idler interface of package internal/watchcopy): not once it is ending at a boundary,
+// where Read ends the stream at once.
 func (e *watchEnder) Idle() bool {
 	if e.err != nil {
 		return false
