@@ -2,8 +2,8 @@
 //
 //   - request bodies (request.go): creates and updates (ObjectToPrivate) and patches of every type
 //     (PatchToPrivate), a JSON patch that copies or moves a value between fields that name groups
-//     differently resolved against the object (ResolveJSONPatch, jsonpatch.go), access reviews
-//     (review.go) and field selectors (FieldSelector);
+//     differently resolved against the object (ResolveJSONPatch, jsonpatch.go) and field selectors
+//     (FieldSelector); access reviews are package accessreview's;
 //   - what the backend answers (Translator): a single object, a Status, a list item or the object of a
 //     watch event, a Table row, in JSON (Upstream, UpstreamOfValid, AppendUpstreamOfValid,
 //     AppendUpstreamOfItem, AppendTableRow) and in protobuf (ProtobufUpstreamOf; a protobuf list item by

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/accessreview"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
@@ -41,7 +42,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		s.prepareResource(r, ex)
 	}
 	untranslated := ex.target.UntranslatedRequest()
-	if req.Verb == "create" && body.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
+	if req.Verb == "create" && accessreview.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
 		upstream, ok := s.prepareAccessReview(w, r, ex)
 		if !ok {
 			return
