@@ -1,9 +1,9 @@
 // Package body translates bodies between the upstream and the private groups, one object at a time:
 //
-//   - request bodies (request.go): creates and updates (ObjectToPrivate) and patches of every type
-//     (PatchToPrivate), a JSON patch that copies or moves a value between fields that name groups
-//     differently resolved against the object (ResolveJSONPatch, jsonpatch.go), access reviews
-//     (review.go) and field selectors (FieldSelector);
+//   - request bodies (request.go): creates and updates (ObjectToPrivate), patches of every type
+//     (PatchToPrivate; JSON patches through package jsonpatch, which also resolves one that copies or
+//     moves a value between fields that name groups differently against the object) and field
+//     selectors (FieldSelector); access reviews are package accessreview's;
 //   - what the backend answers (Translator): a single object, a Status, a list item or the object of a
 //     watch event, a Table row, in JSON (Upstream, UpstreamOfValid, AppendUpstreamOfValid,
 //     AppendUpstreamOfItem, AppendTableRow) and in protobuf (ProtobufUpstreamOf; a protobuf list item by
@@ -34,16 +34,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/body/jsonpatch"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/jsonx"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -418,19 +417,19 @@ func UnknownFields(fieldValidation string, unknown []error) (warnings []string, 
 // kind, RequestPaths otherwise) in direction d:
 //
 //   - merge patch, strategic merge patch: the patch is a partial object, translated like one;
-//   - JSON patch (RFC 6902): see jsonPatch;
+//   - JSON patch (RFC 6902): see jsonpatch.Translate;
 //   - apply patch (YAML): converted to JSON, then translated like a partial object. The result is JSON,
 //     which is YAML too.
 //
 // Other media types are an error. A body that names no group of d is returned as it is. The error of a
-// JSON patch the proxy must refuse is an API status (see jsonPatch); any other error means data could not
+// JSON patch the proxy must refuse is an API status (see jsonpatch.Translate); any other error means data could not
 // be parsed.
 func Patch(d translate.Direction, n *translate.Node, mediaType string, data []byte) ([]byte, error) {
 	switch mediaType {
 	case MergePatch, StrategicMergePatch:
 		return Paths(d, data, n)
 	case JSONPatch:
-		return jsonPatch(d, n, data)
+		return jsonpatch.Translate(d, n, data)
 	case ApplyPatchYAML:
 		if !groupnames.Mentions(d, data) {
 			return data, nil
@@ -443,123 +442,6 @@ func Patch(d translate.Direction, n *translate.Node, mediaType string, data []by
 	default:
 		return nil, fmt.Errorf("unsupported patch type %q", mediaType)
 	}
-}
-
-// jsonPatchOperation holds the members of a JSON patch operation that say where it acts. Keys are matched
-// exactly, and the last of duplicate keys wins, as the apiserver's JSON patch library decodes operations
-// (into a map[string]*json.RawMessage with encoding/json).
-type jsonPatchOperation struct {
-	Op   string  `json:"op"`
-	Path *string `json:"path"`
-	From *string `json:"from"`
-}
-
-// jsonPatch translates a JSON patch (RFC 6902): the value of each operation with the sub-tree at its path
-// (n.Pointer(path)), keeping every other byte. "from" names a location, not a value, so copy and move
-// need no translation as long as the value they carry lands where it is stored in the same terms: a copy
-// or move whose "from" and "path" lie on sub-trees of different shapes (translate.SameShape: a string
-// copied from an annotation into ownerReferences/0/apiVersion, say) would store a value in the other
-// group's terms, and is refused with 422 Unprocessable Entity (PatchToPrivate resolves it against the
-// object instead, see ResolveJSONPatch). An operation without a path is left as it is (the apiserver
-// refuses it). A body that is not a JSON array of objects is an error.
-func jsonPatch(d translate.Direction, n *translate.Node, data []byte) ([]byte, error) {
-	out, cross, err := jsonPatchOps(d, n, data, false)
-	if err != nil {
-		return nil, err
-	}
-	if len(cross) > 0 {
-		c := cross[0]
-		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "",
-			fmt.Sprintf("JSON patch operation %d: %s from %q to %q moves a value between fields that name API groups differently; the proxy cannot translate it, use add or replace with the value", c.index, c.op, c.from, c.path), 0, false)
-	}
-	return out, nil
-}
-
-// crossOp is a copy or move of a JSON patch between fields that name groups differently
-// (translate.SameShape), with the trees at its from and path.
-type crossOp struct {
-	index              int
-	op, from, path     string
-	fromNode, pathNode *translate.Node
-}
-
-// jsonPatchOps translates a JSON patch as jsonPatch describes, and returns the copies and moves between
-// fields that name groups differently, which it leaves as they are, in the order of the patch. Pointers
-// are read as the apiserver's JSON patch library reads them (translate.Direction.Pointer). unserved says
-// that the patch writes an unserved group to the object's apiVersion (markJSONPatchUnserved): a copy or a
-// move out of the apiVersion to anywhere else is then returned too, since the value it carries may be the
-// unserved group, which must land as the private group the client named.
-func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte, unserved bool) ([]byte, []crossOp, error) {
-	var ops []json.RawMessage
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
-		return nil, nil, fmt.Errorf("decoding JSON patch: %w", err)
-	}
-	nodes := make([]*translate.Node, len(ops))
-	// pointers holds, by operation, its "path" and "from" where tokens addressing map keys that hold a
-	// group change ("/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota).
-	pointers := map[int]map[string]string{}
-	var cross []crossOp
-	for i, raw := range ops {
-		var op jsonPatchOperation
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
-			return nil, nil, fmt.Errorf("decoding JSON patch operation %d: %w", i, err)
-		}
-		var path, from *translate.Node
-		for key, pointer := range map[string]*string{"path": op.Path, "from": op.From} {
-			if pointer == nil {
-				continue
-			}
-			translated, node := d.Pointer(n, *pointer)
-			if key == "path" {
-				path = node
-			} else {
-				from = node
-			}
-			if translated != *pointer {
-				if pointers[i] == nil {
-					pointers[i] = map[string]string{}
-				}
-				pointers[i][key] = translated
-			}
-		}
-		if (op.Op == "copy" || op.Op == "move") && op.From != nil &&
-			(!translate.SameShape(from, path) || unserved && isAPIVersion(*op.From) && (op.Path == nil || !isAPIVersion(*op.Path))) {
-			c := crossOp{index: i, op: op.Op, from: *op.From, fromNode: from, pathNode: path}
-			if op.Path != nil {
-				c.path = *op.Path
-			}
-			if p, ok := pointers[i]["path"]; ok {
-				c.path = p
-			}
-			if f, ok := pointers[i]["from"]; ok {
-				c.from = f
-			}
-			cross = append(cross, c)
-		}
-		if path != nil {
-			nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": path}}
-		}
-	}
-	if !groupnames.Mentions(d, data) {
-		return data, cross, nil
-	}
-	out, err := d.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
-	if err != nil || len(pointers) == 0 {
-		return out, cross, err
-	}
-	// Rare (a patch of a quota's keys): rewrite the members of the operations whose pointers change.
-	out, err = jsonx.Elements(out, func(i int, op json.RawMessage) (json.RawMessage, error) {
-		if pointers[i] == nil {
-			return op, nil
-		}
-		return jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
-			if translated, ok := pointers[i][key]; ok {
-				return json.Marshal(translated)
-			}
-			return raw, nil
-		})
-	})
-	return out, cross, err
 }
 
 // Paths translates a JSON document along the trees ns (applied one after the other) in direction d,

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/protofield"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/spool"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
@@ -70,7 +69,7 @@ func (t *Translator) ProtobufUpstreamFrom(gr schema.GroupResource, src io.Reader
 	}
 	list.typeMeta = bytes.Clone(list.typeMeta) // head is the reader's buffer, which reading the items overwrites
 	_, _ = br.Discard(list.headLen)            // peeked
-	items := &fieldReader{r: br, left: list.length}
+	items := protofield.NewReader(br, list.length)
 	held := spool.New()
 	if err := protobufListFrom(items, held, timed(list.item)); err != nil {
 		return nil, 0, fmt.Errorf("translating %s: %w", list.gvk, err)
@@ -156,24 +155,24 @@ func (t *Translator) protobufListHead(head []byte, fallback *translate.Node) (pr
 
 // protobufListFrom copies the message of a list from src to dst field by field, each item (field 2) that
 // names a private group translated by item (nil: kept as it is).
-func protobufListFrom(src *fieldReader, dst io.Writer, item func([]byte) ([]byte, error)) error {
+func protobufListFrom(src *protofield.Reader, dst io.Writer, item func([]byte) ([]byte, error)) error {
 	var value, out []byte
-	for n := 0; src.left > 0; {
+	for n := 0; src.Left() > 0; {
 		out = out[:0]
-		num, typ, err := src.tag(&out)
+		num, typ, err := src.Tag(&out)
 		if err != nil {
 			return err
 		}
 		switch typ {
 		case protowire.VarintType:
-			_, err = src.varint(&out)
+			_, err = src.Varint(&out)
 		case protowire.Fixed32Type:
-			err = src.copyTo(&out, 4)
+			err = src.CopyTo(&out, 4)
 		case protowire.Fixed64Type:
-			err = src.copyTo(&out, 8)
+			err = src.CopyTo(&out, 8)
 		case protowire.BytesType:
 			var length uint64
-			if length, err = src.varint(&out); err != nil {
+			if length, err = src.Varint(&out); err != nil {
 				break
 			}
 			if num == 2 && length > maxProtobufItem {
@@ -182,12 +181,12 @@ func protobufListFrom(src *fieldReader, dst io.Writer, item func([]byte) ([]byte
 			if num != 2 {
 				// The ListMeta (or a field of no item) is copied as it is.
 				if err = writeAll(dst, out); err == nil {
-					err = src.copyN(dst, length)
+					err = src.CopyN(dst, length)
 				}
 				out = out[:0]
 				break
 			}
-			if value, err = src.read(value[:0], int(length)); err != nil {
+			if value, err = src.Read(value[:0], int(length)); err != nil {
 				break
 			}
 			n++
@@ -236,105 +235,4 @@ func checkTrailer(trailer []byte) error {
 func writeAll(w io.Writer, p []byte) error {
 	_, err := w.Write(p)
 	return err
-}
-
-// fieldReader reads the fields of a message of left bytes from r.
-type fieldReader struct {
-	r    *bufio.Reader
-	left uint64
-}
-
-// errShort is the error of a message that ends early, as protowire reports it.
-var errShort = fmt.Errorf("decoding protobuf: %w", protowire.ParseError(-1))
-
-// byte reads one byte of the message.
-func (f *fieldReader) byte() (byte, error) {
-	if f.left == 0 {
-		return 0, errShort
-	}
-	b, err := f.r.ReadByte()
-	if err != nil {
-		return 0, f.readError(err)
-	}
-	f.left--
-	return b, nil
-}
-
-// readError is err, of reading r: a message cut short when r ended.
-func (f *fieldReader) readError(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errShort
-	}
-	return fmt.Errorf("reading the answer: %w", err)
-}
-
-// varint reads a varint, appending its bytes to raw.
-func (f *fieldReader) varint(raw *[]byte) (uint64, error) {
-	start := len(*raw)
-	for range protowire.SizeVarint(1 << 63) {
-		b, err := f.byte()
-		if err != nil {
-			return 0, err
-		}
-		*raw = append(*raw, b)
-		if b < 0x80 {
-			v, n := protowire.ConsumeVarint((*raw)[start:])
-			if n < 0 {
-				return 0, fmt.Errorf("decoding protobuf: %w", protowire.ParseError(n))
-			}
-			return v, nil
-		}
-	}
-	return 0, fmt.Errorf("decoding protobuf: %w", protowire.ParseError(-2)) // overflow
-}
-
-// tag reads a field's tag, appending its bytes to raw.
-func (f *fieldReader) tag(raw *[]byte) (protowire.Number, protowire.Type, error) {
-	v, err := f.varint(raw)
-	if err != nil {
-		return 0, 0, err
-	}
-	num, typ := protowire.DecodeTag(v)
-	if num < protowire.MinValidNumber || num > protowire.MaxValidNumber {
-		return 0, 0, errors.New("decoding protobuf: invalid field number")
-	}
-	return num, typ, nil
-}
-
-// read reads n bytes of the message, appending them to dst. dst grows with what arrives, not by what a
-// length claims.
-func (f *fieldReader) read(dst []byte, n int) ([]byte, error) {
-	if uint64(n) > f.left {
-		return nil, errShort
-	}
-	for end := len(dst) + n; len(dst) < end; {
-		chunk := min(end-len(dst), 1<<20)
-		dst = slices.Grow(dst, chunk)
-		got, err := io.ReadFull(f.r, dst[len(dst):len(dst)+chunk])
-		dst = dst[:len(dst)+got]
-		if err != nil {
-			return nil, f.readError(err)
-		}
-	}
-	f.left -= uint64(n)
-	return dst, nil
-}
-
-// copyTo appends n bytes of the message to raw.
-func (f *fieldReader) copyTo(raw *[]byte, n int) error {
-	var err error
-	*raw, err = f.read(*raw, n)
-	return err
-}
-
-// copyN copies n bytes of the message to w.
-func (f *fieldReader) copyN(w io.Writer, n uint64) error {
-	if n > f.left || n > math.MaxInt64 {
-		return errShort
-	}
-	if _, err := io.CopyN(w, f.r, int64(n)); err != nil {
-		return f.readError(err)
-	}
-	f.left -= n
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/openshift/hypershift-capi-proxy/apis/upstream"
+	"github.com/openshift/hypershift-capi-proxy/proxy/body/jsonpatch"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -195,13 +196,13 @@ func cborToPrivate(contentType string, data []byte, pathsOf func(map[string]any)
 // PatchToPrivate translates the body of a patch to the private groups along the tree n (a route's Paths
 // for a mapped kind, RequestPaths otherwise), decoding it as kube-apiserver decodes the patch type of
 // contentType: merge and strategic merge patches as partial objects, JSON patches by operation (see
-// jsonPatch), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
+// jsonpatch.Translate), apply patches in YAML or CBOR converted to JSON. It returns the body to forward and its
 // Content-Type, as ObjectToPrivate does: the body as it is when nothing needed translating or it cannot be
 // parsed, else its translation (a YAML apply patch as JSON, which is YAML too; CBOR stays CBOR).
 // A private group the client names at an object's apiVersion (in a merge or apply patch, or a JSON patch's
-// value there) or in a JSON patch's test where a group is (markJSONPatchUnserved) is sent as
+// value there) or in a JSON patch's test where a group is (jsonpatch.ToPrivate) is sent as
 // translate.ToUnserved's group, before the upstream groups are translated. A JSON patch that copies or moves
-// a value between fields that name groups differently is ErrObjectNeeded (see ResolveJSONPatch).
+// a value between fields that name groups differently is jsonpatch.ErrObjectNeeded (see jsonpatch.Resolve).
 func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte, string, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var (
@@ -218,14 +219,8 @@ func PatchToPrivate(contentType string, data []byte, n *translate.Node) ([]byte,
 		// The client's private groups are marked before its upstream groups are translated to private
 		// ones, as for a merge patch: the other way round, a test of the apiVersion the object has would
 		// fail.
-		var (
-			cross    []crossOp
-			unserved bool
-		)
-		if out, unserved, err = markJSONPatchUnserved(data, n); err == nil {
-			if out, cross, err = jsonPatchOps(translate.ToPrivate, n, out, unserved); err == nil && len(cross) > 0 {
-				return nil, "", ErrObjectNeeded
-			}
+		if out, err = jsonpatch.ToPrivate(data, n); errors.Is(err, jsonpatch.ErrObjectNeeded) {
+			return nil, "", err
 		}
 	case ApplyPatchYAML:
 		var j []byte

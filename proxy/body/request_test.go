@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/body/jsonpatch"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
@@ -125,7 +126,7 @@ func metadataOnly(_, _ string) (*translate.Node, error) { return objectPaths, ni
 const objectNeeded = -1
 
 // TestPatchToPrivate: patches are read as the apiserver reads them, keys exactly, and a JSON patch that
-// would store a value in the other group's terms needs the object (ResolveJSONPatch).
+// would store a value in the other group's terms needs the object (jsonpatch.Resolve).
 func TestPatchToPrivate(t *testing.T) {
 	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
 	for _, tc := range []struct {
@@ -197,7 +198,7 @@ func TestPatchToPrivate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, outType, err := PatchToPrivate(tc.contentType, []byte(tc.in), route.Paths)
 			if tc.code == objectNeeded {
-				if !errors.Is(err, ErrObjectNeeded) {
+				if !errors.Is(err, jsonpatch.ErrObjectNeeded) {
 					t.Fatalf("err %v, want ErrObjectNeeded", err)
 				}
 				return

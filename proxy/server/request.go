@@ -10,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/accessreview"
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/body/jsonpatch"
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
@@ -41,7 +43,7 @@ func (s *server) serveResource(w http.ResponseWriter, r *http.Request, ex *excha
 		s.prepareResource(r, ex)
 	}
 	untranslated := ex.target.UntranslatedRequest()
-	if req.Verb == "create" && body.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
+	if req.Verb == "create" && accessreview.IsAccessReview(schema.GroupResource{Group: req.Group, Resource: req.Resource}) {
 		upstream, ok := s.prepareAccessReview(w, r, ex)
 		if !ok {
 			return
@@ -215,9 +217,9 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 	if req.Verb == "patch" {
 		paths := s.requestPaths(req, "", "")
 		out, outType, err = body.PatchToPrivate(contentType, data, paths)
-		if errors.Is(err, body.ErrObjectNeeded) {
+		if errors.Is(err, jsonpatch.ErrObjectNeeded) {
 			outType = contentType
-			if out, err = body.ResolveJSONPatch(data, paths, s.patchedObject(r, ex.target.BackendPath)); err != nil {
+			if out, err = jsonpatch.Resolve(data, paths, s.patchedObject(r, ex.target.BackendPath)); err != nil {
 				// Unreachable: PatchToPrivate parsed the patch.
 				err = apierrors.NewBadRequest(err.Error())
 			}
@@ -239,7 +241,7 @@ func (s *server) translateRequest(r *http.Request, ex *exchange) error {
 }
 
 // patchedObject reads, on behalf of the client, the object a patch applies to as the backend holds it (in
-// JSON, at the request's path in the private group), for body.ResolveJSONPatch; nil where the backend
+// JSON, at the request's path in the private group), for jsonpatch.Resolve; nil where the backend
 // does not answer it (the object is missing, the client may not read it).
 func (s *server) patchedObject(r *http.Request, backendPath string) []byte {
 	resp, data, err := s.backendGet(r, backendPath, body.JSON, "")

@@ -1,5 +1,6 @@
 // Package protofield rewrites length-delimited fields of protobuf messages in place of a decode and
-// re-encode: every byte of the message but the replaced values stays as it was.
+// re-encode: every byte of the message but the replaced values stays as it was. A Reader reads a
+// message's fields from a stream (reader.go).
 package protofield
 
 import (

@@ -1,4 +1,4 @@
-package body_test
+package jsonpatch_test
 
 import (
 	"bytes"
@@ -10,13 +10,23 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	evanphx "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/body"
+	"github.com/openshift/hypershift-capi-proxy/proxy/body/jsonpatch"
 	"github.com/openshift/hypershift-capi-proxy/proxy/status"
 	"github.com/openshift/hypershift-capi-proxy/translate"
+	"github.com/openshift/hypershift-capi-proxy/zz_generated/routes"
+
+	// Every route with its typed codecs, as package body's tests load them.
+	_ "github.com/openshift/hypershift-capi-proxy/zz_generated/routes/codecs"
+)
+
+var (
+	table      = translate.NewTable(routes.Routes)
+	translator = body.New(table)
 )
 
 // patchTarget is an object FuzzJSONPatchPointers patches, as a client of the proxy sees it (upstream
@@ -224,7 +234,7 @@ func libraryValueAt(doc []byte, pointer string) (string, error) {
 // default, which the apiserver keeps). A panic of the library is an error (the apiserver's handler
 // panics with it).
 func applyAsAPIServer(doc, patch []byte) (out []byte, err error) {
-	p, err := jsonpatch.DecodePatch(patch)
+	p, err := evanphx.DecodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +252,7 @@ func applyAsAPIServer(doc, patch []byte) (out []byte, err error) {
 // apiVersion, annotations, labels, references and quota keys, is applied
 //
 //   - directly: to the object in upstream terms, as an apiserver serving the upstream CRDs does;
-//   - through the proxy: translated by PatchToPrivate (and ResolveJSONPatch against the private object
+//   - through the proxy: translated by PatchToPrivate (and Resolve against the private object
 //     where it needs the object), applied to the object as the backend holds it, the answer translated
 //     back as the proxy translates answers (Translator.UpstreamOf, status.TranslateQuoting).
 //
@@ -278,9 +288,9 @@ func checkJSONPatch(t *testing.T, tg patchTarget, patch []byte) {
 
 	sent, _, err := body.PatchToPrivate(body.JSONPatch, patch, tg.paths)
 	resolved := false
-	if errors.Is(err, body.ErrObjectNeeded) {
+	if errors.Is(err, jsonpatch.ErrObjectNeeded) {
 		resolved = true
-		sent, err = body.ResolveJSONPatch(patch, tg.paths, tg.private)
+		sent, err = jsonpatch.Resolve(patch, tg.paths, tg.private)
 	}
 	if err != nil {
 		t.Fatalf("%s: translating %s: %v", tg.name, patch, err)

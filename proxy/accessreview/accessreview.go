@@ -1,4 +1,9 @@
-package body
+// Package accessreview reads and rewrites the bodies of access reviews (authorization.k8s.io
+// SubjectAccessReview, SelfSubjectAccessReview, LocalSubjectAccessReview and SelfSubjectRulesReview),
+// which ask what a request would be allowed: their answer must be the one the request would get through
+// the proxy, which sends a namespace's requests of mapped kinds to the private groups, or, in a namespace
+// served from the upstream groups (the migration's cut-over), to the upstream groups as they are.
+package accessreview
 
 import (
 	"bytes"
@@ -13,15 +18,10 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/negotiate"
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
-
-// Access reviews (authorization.k8s.io SubjectAccessReview, SelfSubjectAccessReview,
-// LocalSubjectAccessReview and SelfSubjectRulesReview) ask what a request would be allowed: their answer
-// must be the one the request would get through the proxy, which sends a namespace's requests of mapped
-// kinds to the private groups, or, in a namespace served from the upstream groups (the migration's
-// cut-over), to the upstream groups as they are.
 
 // reviews are the resources of authorization.k8s.io's reviews.
 var reviews = map[string]bool{
@@ -55,19 +55,19 @@ func ReviewNamespace(contentType string, data []byte) string {
 	mediaType, _ := negotiate.MediaType(contentType)
 	var j []byte
 	switch mediaType {
-	case "", JSON:
+	case "", body.JSON:
 		j = data
-	case YAML:
+	case body.YAML:
 		var err error
 		if j, err = yaml.YAMLToJSON(data); err != nil {
 			return ""
 		}
-	case Protobuf:
+	case body.Protobuf:
 		var err error
-		if j, err = ProtobufToJSON(data); err != nil {
+		if j, err = body.ProtobufToJSON(data); err != nil {
 			return ""
 		}
-	case CBOR:
+	case body.CBOR:
 		var v any
 		if err := cbordirect.Unmarshal(data, &v); err != nil {
 			return ""
@@ -103,7 +103,7 @@ func ReviewNamespace(contentType string, data []byte) string {
 func RulesReviewServed(contentType string, data []byte, upstream bool) ([]byte, error) {
 	mediaType, _ := negotiate.MediaType(contentType)
 	info, ok := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), mediaType)
-	if !ok || (mediaType != JSON && mediaType != Protobuf) {
+	if !ok || (mediaType != body.JSON && mediaType != body.Protobuf) {
 		return data, nil
 	}
 	obj, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)

@@ -1,13 +1,22 @@
-package body
+// Package jsonpatch translates JSON patches (RFC 6902) between the upstream and the private groups,
+// operation by operation, reading pointers as kube-apiserver's JSON patch library
+// (gopkg.in/evanphx/json-patch.v4) reads them: Translate in either direction, ToPrivate for a client's
+// patch, and Resolve for a copy or move between fields that name groups differently, which can only be
+// translated against the object the patch applies to. Package body calls it for the JSON patch media
+// type.
+package jsonpatch
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	evanphx "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
@@ -15,16 +24,16 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// ErrObjectNeeded is PatchToPrivate's error for a JSON patch that copies or moves a value between fields
+// ErrObjectNeeded is ToPrivate's error for a JSON patch that copies or moves a value between fields
 // that name groups differently: the value must be translated from the terms of one field to those of the
-// other, so the patch can only be translated against the object it applies to (ResolveJSONPatch).
+// other, so the patch can only be translated against the object it applies to (Resolve).
 var ErrObjectNeeded = errors.New("the JSON patch copies or moves a value between fields that name API groups differently")
 
 // maxJSONPatchOperations is kube-apiserver's bound on the operations of one JSON patch (k8s.io/apiserver's
 // endpoints/handlers/patch.go); beyond it the apiserver answers 413.
 const maxJSONPatchOperations = 10000
 
-// ResolveJSONPatch translates a JSON patch to the private groups as PatchToPrivate does, resolving each
+// Resolve translates a JSON patch to the private groups as ToPrivate does, resolving each
 // copy or move between fields that name groups differently (a copy of a whole spec, with its references,
 // into a field of no group; a move of an apiVersion into an annotation) against current: the object the
 // patch applies to, in JSON as the backend holds it (the private groups), or nil where it could not be
@@ -47,7 +56,7 @@ const maxJSONPatchOperations = 10000
 // Members of the operations other than op, path, from and value are kept, so that the apiserver's
 // strict decoding names the same unknown and duplicate fields. The error means the patch could not be
 // parsed.
-func ResolveJSONPatch(data []byte, n *translate.Node, current []byte) ([]byte, error) {
+func Resolve(data []byte, n *translate.Node, current []byte) ([]byte, error) {
 	out, unserved, err := markJSONPatchUnserved(data, n)
 	var cross []crossOp
 	if err == nil {
@@ -167,7 +176,7 @@ func apply(doc []byte, ops []json.RawMessage) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := jsonpatch.DecodePatch(patch)
+	p, err := evanphx.DecodePatch(patch)
 	if err != nil {
 		return nil, err
 	}
@@ -287,8 +296,9 @@ func mustOp(op map[string]any) json.RawMessage {
 // groups, and reports whether an operation writes one to the object's apiVersion:
 //
 //   - in the values that operations write to the object's own apiVersion (a path the library reads as
-//     "/apiVersion", or the whole document, see unservedAt), as markUnserved does for objects: the backend
-//     must refuse the object as an apiserver that does not serve the private group refuses it;
+//     "/apiVersion", or the whole document, see unservedAt), as package body's ObjectToPrivate does for
+//     objects: the backend must refuse the object as an apiserver that does not serve the private group
+//     refuses it;
 //   - in the values of test operations, along n at their path: a test passes exactly where its value is
 //     what a read through the proxy shows there, which names no private group where n says a group is.
 //
@@ -344,4 +354,142 @@ func unservedAt(pointer string) *translate.Node {
 func isAPIVersion(pointer string) bool {
 	n := unservedAt(pointer)
 	return n != nil && n.Value == translate.APIVersionValue
+}
+
+// jsonPatchOperation holds the members of a JSON patch operation that say where it acts. Keys are matched
+// exactly, and the last of duplicate keys wins, as the apiserver's JSON patch library decodes operations
+// (into a map[string]*json.RawMessage with encoding/json).
+type jsonPatchOperation struct {
+	Op   string  `json:"op"`
+	Path *string `json:"path"`
+	From *string `json:"from"`
+}
+
+// Translate translates a JSON patch (RFC 6902) in direction d along the tree n: the value of each operation with the sub-tree at its path
+// (n.Pointer(path)), keeping every other byte. "from" names a location, not a value, so copy and move
+// need no translation as long as the value they carry lands where it is stored in the same terms: a copy
+// or move whose "from" and "path" lie on sub-trees of different shapes (translate.SameShape: a string
+// copied from an annotation into ownerReferences/0/apiVersion, say) would store a value in the other
+// group's terms, and is refused with 422 Unprocessable Entity (ToPrivate refuses it with ErrObjectNeeded
+// instead, and Resolve resolves it against the object). An operation without a path is left as it is (the apiserver
+// refuses it). A body that is not a JSON array of objects is an error.
+func Translate(d translate.Direction, n *translate.Node, data []byte) ([]byte, error) {
+	out, cross, err := jsonPatchOps(d, n, data, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(cross) > 0 {
+		c := cross[0]
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "",
+			fmt.Sprintf("JSON patch operation %d: %s from %q to %q moves a value between fields that name API groups differently; the proxy cannot translate it, use add or replace with the value", c.index, c.op, c.from, c.path), 0, false)
+	}
+	return out, nil
+}
+
+// crossOp is a copy or move of a JSON patch between fields that name groups differently
+// (translate.SameShape), with the trees at its from and path.
+type crossOp struct {
+	index              int
+	op, from, path     string
+	fromNode, pathNode *translate.Node
+}
+
+// jsonPatchOps translates a JSON patch as Translate describes, and returns the copies and moves between
+// fields that name groups differently, which it leaves as they are, in the order of the patch. Pointers
+// are read as the apiserver's JSON patch library reads them (translate.Direction.Pointer). unserved says
+// that the patch writes an unserved group to the object's apiVersion (markJSONPatchUnserved): a copy or a
+// move out of the apiVersion to anywhere else is then returned too, since the value it carries may be the
+// unserved group, which must land as the private group the client named.
+func jsonPatchOps(d translate.Direction, n *translate.Node, data []byte, unserved bool) ([]byte, []crossOp, error) {
+	var ops []json.RawMessage
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &ops); err != nil {
+		return nil, nil, fmt.Errorf("decoding JSON patch: %w", err)
+	}
+	nodes := make([]*translate.Node, len(ops))
+	// pointers holds, by operation, its "path" and "from" where tokens addressing map keys that hold a
+	// group change ("/spec/hard/count~1machines.cluster.x-k8s.io" of a ResourceQuota).
+	pointers := map[int]map[string]string{}
+	var cross []crossOp
+	for i, raw := range ops {
+		var op jsonPatchOperation
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &op); err != nil {
+			return nil, nil, fmt.Errorf("decoding JSON patch operation %d: %w", i, err)
+		}
+		var path, from *translate.Node
+		for key, pointer := range map[string]*string{"path": op.Path, "from": op.From} {
+			if pointer == nil {
+				continue
+			}
+			translated, node := d.Pointer(n, *pointer)
+			if key == "path" {
+				path = node
+			} else {
+				from = node
+			}
+			if translated != *pointer {
+				if pointers[i] == nil {
+					pointers[i] = map[string]string{}
+				}
+				pointers[i][key] = translated
+			}
+		}
+		if (op.Op == "copy" || op.Op == "move") && op.From != nil &&
+			(!translate.SameShape(from, path) || unserved && isAPIVersion(*op.From) && (op.Path == nil || !isAPIVersion(*op.Path))) {
+			c := crossOp{index: i, op: op.Op, from: *op.From, fromNode: from, pathNode: path}
+			if op.Path != nil {
+				c.path = *op.Path
+			}
+			if p, ok := pointers[i]["path"]; ok {
+				c.path = p
+			}
+			if f, ok := pointers[i]["from"]; ok {
+				c.from = f
+			}
+			cross = append(cross, c)
+		}
+		if path != nil {
+			nodes[i] = &translate.Node{Fields: map[string]*translate.Node{"value": path}}
+		}
+	}
+	if !groupnames.Mentions(d, data) {
+		return data, cross, nil
+	}
+	out, err := d.RewriteElements(data, func(i int) *translate.Node { return nodes[i] })
+	if err != nil || len(pointers) == 0 {
+		return out, cross, err
+	}
+	// Rare (a patch of a quota's keys): rewrite the members of the operations whose pointers change.
+	out, err = jsonx.Elements(out, func(i int, op json.RawMessage) (json.RawMessage, error) {
+		if pointers[i] == nil {
+			return op, nil
+		}
+		return jsonx.Members(op, func(key string, raw json.RawMessage) (json.RawMessage, error) {
+			if translated, ok := pointers[i][key]; ok {
+				return json.Marshal(translated)
+			}
+			return raw, nil
+		})
+	})
+	return out, cross, err
+}
+
+// apiVersionPaths is the tree of an object's own apiVersion.
+var apiVersionPaths = translate.Paths("apiVersion=apiVersion")
+
+// ToPrivate translates a client's JSON patch to the private groups along the tree n (the paths of the
+// patched kind), as package body's PatchToPrivate sends it: the private groups the client names where
+// the apiserver could not hold them marked first (markJSONPatchUnserved: the other way round, a test of
+// the apiVersion the object has would fail), then the upstream groups translated as Translate translates
+// them. A copy or move between fields that name groups differently is ErrObjectNeeded (see Resolve).
+// Any other error means the patch could not be parsed.
+func ToPrivate(data []byte, n *translate.Node) ([]byte, error) {
+	out, unserved, err := markJSONPatchUnserved(data, n)
+	if err != nil {
+		return nil, err
+	}
+	out, cross, err := jsonPatchOps(translate.ToPrivate, n, out, unserved)
+	if err == nil && len(cross) > 0 {
+		return nil, ErrObjectNeeded
+	}
+	return out, err
 }

@@ -1,21 +1,21 @@
-package body
+package jsonpatch
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	evanphx "gopkg.in/evanphx/json-patch.v4"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/backendtesting"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/routestesting"
 )
 
-// TestResolveJSONPatch: a copy or move between fields that name groups differently is resolved against the
+// TestResolve: a copy or move between fields that name groups differently is resolved against the
 // object as the backend holds it: the value lands translated from its from's terms to its path's, one
 // operation for each of the client's, guarded by the object's resourceVersion; where the apiserver would
 // fail, the patch fails there too.
-func TestResolveJSONPatch(t *testing.T) {
+func TestResolve(t *testing.T) {
 	route, _ := routestesting.Table().ByUpstream(routestesting.MachinesV1beta2)
 	const current = `{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Machine","metadata":{"name":"m","resourceVersion":"7"},` +
 		`"spec":{"infrastructureRef":{"apiGroup":"infrastructure.cluster.hypershift.openshift.io","kind":"X","name":"x"},"note":"infrastructure.cluster.x-k8s.io"}}`
@@ -71,7 +71,7 @@ func TestResolveJSONPatch(t *testing.T) {
 			if tc.current != "" {
 				cur = []byte(tc.current)
 			}
-			out, err := ResolveJSONPatch([]byte(tc.patch), route.Paths, cur)
+			out, err := Resolve([]byte(tc.patch), route.Paths, cur)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestResolveJSONPatch(t *testing.T) {
 			if strings.Contains(tc.patch, "x-unknown") && !strings.Contains(string(out), `"x-unknown":1`) {
 				t.Errorf("the operation lost its other members: %s", out)
 			}
-			p, err := jsonpatch.DecodePatch(out)
+			p, err := evanphx.DecodePatch(out)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package body
+package accessreview
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	cbordirect "k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 )
 
 func TestReviewNamespace(t *testing.T) {
@@ -17,19 +19,19 @@ func TestReviewNamespace(t *testing.T) {
 	for _, tc := range []struct {
 		name, contentType, body, want string
 	}{
-		{"json", JSON, ssar, "ns1"},
+		{"json", body.JSON, ssar, "ns1"},
 		{"json with parameters", "application/json; charset=utf-8", ssar, "ns1"},
-		{"yaml", YAML, "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: alice\n  resourceAttributes:\n    namespace: ns2\n", "ns2"},
-		{"rules review", JSON, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"ns3"}}`, "ns3"},
-		{"cluster-wide", JSON, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"list"}}}`, ""},
-		{"non-resource", JSON, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}`, ""},
+		{"yaml", body.YAML, "apiVersion: authorization.k8s.io/v1\nkind: SubjectAccessReview\nspec:\n  user: alice\n  resourceAttributes:\n    namespace: ns2\n", "ns2"},
+		{"rules review", body.JSON, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"ns3"}}`, "ns3"},
+		{"cluster-wide", body.JSON, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"list"}}}`, ""},
+		{"non-resource", body.JSON, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"nonResourceAttributes":{"path":"/healthz","verb":"get"}}}`, ""},
 		// Member names are matched exactly, as the apiserver's decoder matches them.
-		{"case differs", JSON, `{"spec":{"resourceAttributes":{"Namespace":"ns1"}}}`, ""},
-		{"last duplicate wins", JSON, `{"spec":{"resourceAttributes":{"namespace":"a","namespace":"b"}}}`, "b"},
-		{"malformed", JSON, `{"spec":`, ""},
-		{"protobuf", Protobuf, string(mustProtobuf(t, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		{"case differs", body.JSON, `{"spec":{"resourceAttributes":{"Namespace":"ns1"}}}`, ""},
+		{"last duplicate wins", body.JSON, `{"spec":{"resourceAttributes":{"namespace":"a","namespace":"b"}}}`, "b"},
+		{"malformed", body.JSON, `{"spec":`, ""},
+		{"protobuf", body.Protobuf, string(mustProtobuf(t, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns4"}}})), "ns4"},
-		{"cbor", CBOR, string(mustCBOR(t, ssar)), "ns1"},
+		{"cbor", body.CBOR, string(mustCBOR(t, ssar)), "ns1"},
 		{"other media type", "text/plain", ssar, ""},
 	} {
 		if got := ReviewNamespace(tc.contentType, []byte(tc.body)); got != tc.want {
@@ -53,7 +55,7 @@ func mustCBOR(t *testing.T, j string) []byte {
 
 func mustProtobuf(t *testing.T, obj runtime.Object) []byte {
 	t.Helper()
-	info, _ := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), Protobuf)
+	info, _ := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), body.Protobuf)
 	var buf bytes.Buffer
 	enc := clientgoscheme.Codecs.EncoderForVersion(info.Serializer, authorizationv1.SchemeGroupVersion)
 	if err := enc.Encode(obj, &buf); err != nil {
@@ -97,7 +99,7 @@ func TestRulesReviewServed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "ns"},
 				Status: authorizationv1.SubjectRulesReviewStatus{ResourceRules: in}}
-			for _, mediaType := range []string{JSON, Protobuf} {
+			for _, mediaType := range []string{body.JSON, body.Protobuf} {
 				info, _ := runtime.SerializerInfoForMediaType(clientgoscheme.Codecs.SupportedMediaTypes(), mediaType)
 				var buf bytes.Buffer
 				if err := clientgoscheme.Codecs.EncoderForVersion(info.Serializer, authorizationv1.SchemeGroupVersion).Encode(review, &buf); err != nil {
@@ -119,7 +121,7 @@ func TestRulesReviewServed(t *testing.T) {
 	}
 	// Nothing to drop: the answer as it came, byte for byte.
 	keepAll := []byte(`{"kind":"SelfSubjectRulesReview","apiVersion":"authorization.k8s.io/v1","spec":{},"status":{"resourceRules":[{"verbs":["get"],"apiGroups":["apps"],"resources":["deployments"]}],"incomplete":false}}` + "\n")
-	if out, err := RulesReviewServed(JSON, keepAll, false); err != nil || !bytes.Equal(out, keepAll) {
+	if out, err := RulesReviewServed(body.JSON, keepAll, false); err != nil || !bytes.Equal(out, keepAll) {
 		t.Errorf("unchanged review: %s %v", out, err)
 	}
 }
