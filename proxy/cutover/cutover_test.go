@@ -535,16 +535,7 @@ func TestMergedWatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %v %v: %v", added, bookmarks, err)
 		}
-		var ev struct {
-			Type   string `json:"type"`
-			Object struct {
-				APIVersion string            `json:"apiVersion"`
-				Metadata   metav1.ObjectMeta `json:"metadata"`
-			} `json:"object"`
-		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatal(err)
-		}
+		ev := decodeEvent(t, line)
 		if ev.Object.APIVersion != "cluster.x-k8s.io/v1beta2" {
 			t.Errorf("event %s", line)
 		}
@@ -637,15 +628,7 @@ func TestMergedWatchEndsWithAPart(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	var got []string
 	for _, l := range lines {
-		var ev struct {
-			Type   string `json:"type"`
-			Object struct {
-				Metadata metav1.ObjectMeta `json:"metadata"`
-			} `json:"object"`
-		}
-		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			t.Fatalf("not a whole event: %q", l)
-		}
+		ev := decodeEvent(t, l)
 		got = append(got, ev.Type+" "+ev.Object.Metadata.Namespace+"/"+ev.Object.Metadata.Name)
 	}
 	// The private event may or may not have arrived before the upstream part ended.
@@ -750,16 +733,7 @@ func TestMergedWatchMoves(t *testing.T) {
 			if err != nil {
 				t.Fatalf("after %q: %v", got, err)
 			}
-			var ev struct {
-				Type   string `json:"type"`
-				Object struct {
-					APIVersion string            `json:"apiVersion"`
-					Metadata   metav1.ObjectMeta `json:"metadata"`
-				} `json:"object"`
-			}
-			if err := json.Unmarshal([]byte(line), &ev); err != nil {
-				t.Fatal(err)
-			}
+			ev := decodeEvent(t, line)
 			if ev.Object.APIVersion != "cluster.x-k8s.io/v1beta2" {
 				t.Errorf("not in the client's terms: %s", line)
 			}
@@ -864,4 +838,23 @@ func TestMergedWatchMoveUnknownPosition(t *testing.T) {
 	if rest, _ := io.ReadAll(r); len(rest) > 0 {
 		t.Errorf("after the ERROR event: %q", rest)
 	}
+}
+
+// objectEvent is what the tests read of a watch event: its type, and its object's apiVersion and metadata.
+type objectEvent struct {
+	Type   string `json:"type"`
+	Object struct {
+		APIVersion string            `json:"apiVersion"`
+		Metadata   metav1.ObjectMeta `json:"metadata"`
+	} `json:"object"`
+}
+
+// decodeEvent decodes one line of a watch's answer, failing t if it is not a whole event.
+func decodeEvent(t testing.TB, line string) objectEvent {
+	t.Helper()
+	var ev objectEvent
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		t.Fatalf("not a whole event: %q: %v", line, err)
+	}
+	return ev
 }
