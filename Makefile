@@ -121,7 +121,8 @@ bench:
 	go test -run '^$$' -bench . -benchmem ./tests/bench/...
 
 ## bench-e2e: the proxy beside kube-apiserver and a bare reverse proxy on 10,000 Machines, with the
-## watch fan-out (tests/bench/e2e; a few minutes). BENCH_E2E_FLAGS="-fanout= -rounds 2" for a short run.
+## watch fan-out (tests/bench/e2e; a few minutes). BENCH_E2E_FLAGS="-fanout= -rounds 2" for a short run,
+## "-fanout= -machines 1000 -workloads create16" for one workload.
 BENCH_E2E_FLAGS ?=
 bench-e2e:
 	KUBE_BIN_DIR="$$(hack/build-kube.sh | tail -n 1)" go run ./tests/bench/e2e $(BENCH_E2E_FLAGS)

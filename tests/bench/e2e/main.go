@@ -65,6 +65,7 @@ type options struct {
 	keep, samples                 bool
 	profileDir                    string
 	gzipLoopback                  bool
+	workloads                     string
 }
 
 func main() {
@@ -81,6 +82,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "Keep the control plane's directory.")
 	flag.BoolVar(&o.samples, "samples", false, "Also print every round's sample of every row, to judge the medians' spread.")
 	flag.BoolVar(&o.gzipLoopback, "gzip-loopback", true, "The proxy's --gzip-loopback: true measures the shared topology (clients elsewhere, answered as kube-apiserver answers them), false the sidecar's (a client on loopback, answered uncompressed).")
+	flag.StringVar(&o.workloads, "workloads", strings.Join(workloadNames, ","), "The workloads of the main table to run, comma-separated: "+strings.Join(workloadNames, ", ")+".")
 	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -245,10 +247,14 @@ func run(o options) error {
 	}
 	fmt.Fprintf(os.Stderr, "seeded %d Machines (%d bytes each as stored) in %s\n", o.machines, size, time.Since(seedStart).Round(time.Millisecond))
 
+	workloads, err := b.workloads()
+	if err != nil {
+		return err
+	}
 	for r := range o.rounds {
 		order := append(slices.Clone(b.legs[r%3:]), b.legs[:r%3]...)
 		fmt.Fprintf(os.Stderr, "round %d: %s\n", r+1, names(order))
-		for _, workload := range []func(*leg, int) error{b.get1, b.get16, b.list(listJSON), b.list(listGzip), b.list(listMeta), b.list(listTable), b.watchLatency, b.create16} {
+		for _, workload := range workloads {
 			for _, l := range order {
 				if err := workload(l, r); err != nil {
 					return fmt.Errorf("%s: %w", l.name, err)
@@ -266,6 +272,34 @@ func run(o options) error {
 	}
 	fmt.Printf("\n%d Machines of %d bytes; %d rounds; %d CPUs (%s); total %s\n", o.machines, size, o.rounds, runtime.NumCPU(), benchkit.CPUModel(), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// workloadNames name the workloads of the main table, in the order a round runs them (-workloads).
+var workloadNames = []string{"get1", "get16", "list", "listGzip", "listMeta", "listTable", "watch", "create16"}
+
+// workloads are the workloads -workloads names, in workloadNames' order.
+func (b *bench) workloads() ([]func(*leg, int) error, error) {
+	all := map[string]func(*leg, int) error{
+		"get1": b.get1, "get16": b.get16, "list": b.list(listJSON), "listGzip": b.list(listGzip),
+		"listMeta": b.list(listMeta), "listTable": b.list(listTable), "watch": b.watchLatency, "create16": b.create16,
+	}
+	want := map[string]bool{}
+	for _, name := range strings.Split(b.o.workloads, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if all[name] == nil {
+			return nil, fmt.Errorf("-workloads: no workload %q (%s)", name, strings.Join(workloadNames, ", "))
+		}
+		want[name] = true
+	}
+	var out []func(*leg, int) error
+	for _, name := range workloadNames {
+		if want[name] {
+			out = append(out, all[name])
+		}
+	}
+	return out, nil
 }
 
 func names(legs []*leg) string {
