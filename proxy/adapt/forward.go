@@ -1,12 +1,10 @@
 package adapt
 
 import (
-	"bytes"
-	"compress/gzip"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 )
 
@@ -46,10 +44,10 @@ func copyHeader(w http.ResponseWriter, h http.Header) {
 }
 
 // The Adapter asks the proxy behind it for uncompressed answers (identity), so it compresses the
-// answers it writes whole as kube-apiserver does (responsewriters.SerializeObject): with gzip, when the
-// client's Accept-Encoding names it (a "gzip" token, no q-values) and the body is larger than 128 KiB
-// (defaultGzipThresholdBytes). Streams (watches) are not compressed, as kube-apiserver's are not.
-const gzipThreshold = 128 << 10
+// answers it writes whole as kube-apiserver does (responsewriters.SerializeObject): with gzip, at
+// kube-apiserver's level, when the client accepts it (gzip.Accepts) and the body is larger than
+// gzip.Threshold (128 KiB). Streams (watches) are not compressed, as kube-apiserver's are not.
+const gzipThreshold = gzip.Threshold
 
 // acceptsGzip is the http.ResponseWriter of a client whose Accept-Encoding names gzip; writeBody
 // compresses what it writes to one.
@@ -60,12 +58,8 @@ func (w acceptsGzip) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // gzipping returns w, marked if r's client accepts gzip.
 func gzipping(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-	for _, v := range r.Header.Values("Accept-Encoding") {
-		for _, token := range strings.Split(v, ",") {
-			if strings.TrimSpace(token) == "gzip" {
-				return acceptsGzip{w}
-			}
-		}
+	if gzip.Accepts(r.Header) {
+		return acceptsGzip{w}
 	}
 	return w
 }
@@ -75,10 +69,8 @@ func gzipping(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
 func writeBody(w http.ResponseWriter, header http.Header, code int, body []byte) {
 	copyHeader(w, header)
 	if _, ok := w.(acceptsGzip); ok && len(body) > gzipThreshold && header.Get("Content-Encoding") == "" {
-		var buf bytes.Buffer
-		gw := gzip.NewWriter(&buf)
-		if _, err := gw.Write(body); err == nil && gw.Close() == nil {
-			body = buf.Bytes()
+		if zipped, err := gzip.Bytes(body); err == nil {
+			body = zipped
 			w.Header().Set("Content-Encoding", "gzip")
 			w.Header().Add("Vary", "Accept-Encoding")
 		}

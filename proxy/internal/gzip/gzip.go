@@ -38,10 +38,12 @@ func getWriter(w io.Writer) *gzip.Writer {
 	return gw
 }
 
-// threshold is kube-apiserver's (defaultGzipThresholdBytes in
-// k8s.io/apiserver/pkg/endpoints/handlers/responsewriters): a body up to it goes uncompressed, a larger
-// one is gzip'ed for a client that accepts it.
-const threshold = 128 << 10
+// Threshold is kube-apiserver's (defaultGzipThresholdBytes in
+// k8s.io/apiserver/pkg/endpoints/handlers/responsewriters), in bytes: a body up to it goes uncompressed,
+// a larger one is gzip'ed for a client that accepts it.
+const Threshold = 128 << 10
+
+const threshold = Threshold
 
 // Accepts reports whether an Accept-Encoding header names gzip, read as kube-apiserver reads it (a
 // token "gzip", no q-values).
