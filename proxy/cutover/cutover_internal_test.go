@@ -2,9 +2,12 @@ package cutover
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"testing"
 	"testing/iotest"
+
+	sigsjson "sigs.k8s.io/json"
 )
 
 // TestWatchEnder: the stream ends after the event in flight with the tail, whatever the sizes of the
@@ -74,4 +77,60 @@ func TestWatchEnderRequestEnds(t *testing.T) {
 	if err != nil || string(got) != "{a}\n" {
 		t.Errorf("got %q, %v", got, err)
 	}
+}
+
+// FuzzReadEventHead holds readEventHead to kube-apiserver's own decoder (sigs.k8s.io/json, exact member
+// names, the last of duplicates winning) on every event that decodes into the head's shape.
+func FuzzReadEventHead(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"MODIFIED","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Machine","metadata":{"name":"m","namespace":"a","resourceVersion":"20"}}}`,
+		`{"type":"BOOKMARK","object":{"kind":"Machine","apiVersion":"cluster.x-k8s.io/v1beta2","metadata":{"resourceVersion":"7","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n",
+		`{"type":"BOOKMARK","object":{"metadata":{"annotations":{"k8s.io/initial-events-end":"false","k8s.io/initial-events-end":"true"}}}}`,
+		`{"type":"ADDED","object":{"metadata":{"namespace":"a\u0062","namespace":"c","resourceVersion":"\u0031"}},"Type":"X"}`,
+		`{"object":{"metadata":{"Namespace":"x"}},"type":"DELETED","object":{"kind":"M\"x"}}`,
+		`{"type":"ERROR","object":{"kind":"Status","code":410}}`,
+		` {"type" : "ADDED" , "object" : { "metadata" : { "namespace" : "n" } } } `,
+		`{"type":"ADDED","object":null}`,
+		`{"type":"ADDED"`,
+		`[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := readEventHead(data)
+		var want struct {
+			Type   string `json:"type"`
+			Object struct {
+				Kind       string `json:"kind"`
+				APIVersion string `json:"apiVersion"`
+				Metadata   struct {
+					Namespace       string            `json:"namespace"`
+					ResourceVersion string            `json:"resourceVersion"`
+					Annotations     map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			} `json:"object"`
+		}
+		strict, err := sigsjson.UnmarshalStrict(data, &want)
+		if err != nil {
+			if !json.Valid(data) {
+				if ok {
+					t.Fatalf("read an invalid event: %q", data)
+				}
+			}
+			return // not the head's shape: nothing to compare
+		}
+		_ = strict // duplicate members are reported there, and decoded as the last wins
+		if !ok {
+			t.Fatalf("did not read a valid event: %q", data)
+		}
+		if want.Type != "BOOKMARK" {
+			want.Object.Metadata.Annotations = nil
+		}
+		w := eventHead{typ: want.Type, kind: want.Object.Kind, apiVersion: want.Object.APIVersion,
+			namespace: want.Object.Metadata.Namespace, resourceVersion: want.Object.Metadata.ResourceVersion,
+			initialEventsEnd: want.Object.Metadata.Annotations[initialEventsEnd] == "true"}
+		if got != w {
+			t.Fatalf("%q: read %+v, the decoder %+v", data, got, w)
+		}
+	})
 }

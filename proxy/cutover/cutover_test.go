@@ -637,12 +637,13 @@ func TestMergedWatchEndsWithAPart(t *testing.T) {
 	}
 }
 
-// BenchmarkUnlabelled: what a request of a mapped kind costs the serving-mode filter when no namespace
-// is labelled, against a proxy that does not follow namespaces.
-func BenchmarkUnlabelled(b *testing.B) {
+// benchFollow runs fn under two sub-benchmarks, follow=false and follow=true, with a proxy in front of a
+// backend that answers every request with body (JSON): one that does not follow namespaces, and one that
+// does with no namespace labelled.
+func benchFollow(b *testing.B, body string, fn func(b *testing.B, h http.Handler)) {
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, privateNamedMachine)
+		io.WriteString(w, body)
 	}))
 	defer fake.Close()
 	for _, follow := range []bool{false, true} {
@@ -656,17 +657,25 @@ func BenchmarkUnlabelled(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			req := httptest.NewRequest("GET", privMachines+"/u1", nil)
 			b.ReportAllocs()
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
-					b.Fatal(rec.Code)
-				}
-			}
+			fn(b, h)
 		})
 	}
+}
+
+// BenchmarkUnlabelled: what a request of a mapped kind costs the serving-mode filter when no namespace
+// is labelled, against a proxy that does not follow namespaces.
+func BenchmarkUnlabelled(b *testing.B) {
+	benchFollow(b, privateNamedMachine, func(b *testing.B, h http.Handler) {
+		req := httptest.NewRequest("GET", privMachines+"/u1", nil)
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatal(rec.Code)
+			}
+		}
+	})
 }
 
 // TestMergedWatchMoves: a cluster-wide watch open across a namespace's moves to the upstream groups and
@@ -775,33 +784,16 @@ func BenchmarkClusterWideWatch(b *testing.B) {
 	for range 100 {
 		stream.WriteString(`{"type":"MODIFIED","object":` + obj + "}\n")
 	}
-	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, stream.String())
-	}))
-	defer fake.Close()
-	for _, follow := range []bool{false, true} {
-		b.Run(fmt.Sprintf("follow=%v", follow), func(b *testing.B) {
-			o := server.Options{Backend: &rest.Config{Host: fake.URL}, Routes: routestesting.Table()}
-			if follow {
-				o.Namespaces = cutover.NewNamespaces(nil)
-				o.Namespaces.MarkSynced()
+	benchFollow(b, stream.String(), func(b *testing.B, h http.Handler) {
+		for b.Loop() {
+			req := httptest.NewRequest("GET", "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=10", nil)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK || strings.Count(rec.Body.String(), "\n") != 100 {
+				b.Fatal(rec.Code, rec.Body.Len())
 			}
-			h, err := server.New(o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				req := httptest.NewRequest("GET", "/apis/cluster.x-k8s.io/v1beta2/machines?watch=true&resourceVersion=10", nil)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK || strings.Count(rec.Body.String(), "\n") != 100 {
-					b.Fatal(rec.Code, rec.Body.Len())
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestMergedWatchMoveUnknownPosition: a cluster-wide watch from no resourceVersion (its first events are

@@ -65,6 +65,7 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/proxy/classify"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/inprocess"
 	"github.com/openshift/hypershift-capi-proxy/proxy/loglevel"
+	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
 // serveMergedWatch serves a cluster-wide watch, classified as req, with the namespaces' modes in view;
@@ -250,22 +251,79 @@ func (m *mergedWatch) follow() {
 	})
 }
 
-// eventHead is what the watch reads of an event.
+// eventHead is what the watch reads of an event: its type, its object's kind and apiVersion, namespace
+// and resourceVersion, and whether it is the BOOKMARK that ends the initial events.
 type eventHead struct {
-	Type   string `json:"type"`
-	Object struct {
-		Kind       string     `json:"kind"`
-		APIVersion string     `json:"apiVersion"`
-		Metadata   objectHead `json:"metadata"`
-	} `json:"object"`
+	typ, kind, apiVersion, namespace, resourceVersion string
+	initialEventsEnd                                  bool
+}
+
+// readEventHead reads an event's head as kube-apiserver's decoder reads members (names matched exactly,
+// the last of duplicates winning, a value that is no string read as ""), with translate's scanner: one
+// validating pass and one pass over the event's and the object's members, without decoding the rest.
+// ok is false for an event that is not valid JSON.
+func readEventHead(data []byte) (ev eventHead, ok bool) {
+	if translate.Valid(data) != nil {
+		return ev, false
+	}
+	var object []byte
+	translate.EachMember(data, func(key []byte, start, end int) bool {
+		switch string(key) {
+		case "type":
+			ev.typ = stringValue(data[start:end])
+		case "object":
+			object = data[start:end]
+		}
+		return true
+	})
+	var metadata []byte
+	translate.EachMember(object, func(key []byte, start, end int) bool {
+		switch string(key) {
+		case "kind":
+			ev.kind = stringValue(object[start:end])
+		case "apiVersion":
+			ev.apiVersion = stringValue(object[start:end])
+		case "metadata":
+			metadata = object[start:end]
+		}
+		return true
+	})
+	var annotations []byte
+	translate.EachMember(metadata, func(key []byte, start, end int) bool {
+		switch string(key) {
+		case "namespace":
+			ev.namespace = stringValue(metadata[start:end])
+		case "resourceVersion":
+			ev.resourceVersion = stringValue(metadata[start:end])
+		case "annotations":
+			annotations = metadata[start:end]
+		}
+		return true
+	})
+	if ev.typ == "BOOKMARK" {
+		ev.initialEventsEnd = translate.TopLevelStrings(annotations, initialEventsEnd)[0] == "true"
+	}
+	return ev, true
+}
+
+// stringValue is the string a JSON value (valid) holds, or "" if it is no string.
+func stringValue(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	_ = json.Unmarshal(v, &s) // valid: a string decodes
+	return s
 }
 
 type objectHead struct {
-	Name            string            `json:"name"`
-	Namespace       string            `json:"namespace"`
-	UID             string            `json:"uid"`
-	ResourceVersion string            `json:"resourceVersion"`
-	Annotations     map[string]string `json:"annotations"`
+	Name            string `json:"name"`
+	Namespace       string `json:"namespace"`
+	UID             string `json:"uid"`
+	ResourceVersion string `json:"resourceVersion"`
 }
 
 // handle handles one event (or end) of a part; it reports whether the watch ends.
@@ -277,20 +335,20 @@ func (m *mergedWatch) handle(l watchLine) bool {
 	if l.err != nil {
 		return true // a part ended: so does the watch, at an event boundary
 	}
-	var ev eventHead
-	if err := json.Unmarshal(l.data, &ev); err != nil {
+	ev, ok := readEventHead(l.data)
+	if !ok {
 		return !m.write(l.data) // not ours to judge: the client reports it
 	}
-	if m.object == nil && ev.Object.Kind != "" {
-		m.object, _ = json.Marshal(map[string]string{"kind": ev.Object.Kind, "apiVersion": ev.Object.APIVersion})
+	if m.object == nil && ev.kind != "" {
+		m.object, _ = json.Marshal(map[string]string{"kind": ev.kind, "apiVersion": ev.apiVersion})
 	}
-	rv := parseRV(ev.Object.Metadata.ResourceVersion)
-	switch ev.Type {
+	rv := parseRV(ev.resourceVersion)
+	switch ev.typ {
 	case "ERROR":
 		m.write(l.data)
 		return true
 	case "BOOKMARK":
-		if ev.Object.Metadata.Annotations[initialEventsEnd] == "true" {
+		if ev.initialEventsEnd {
 			p.progress, p.known = max(p.progress, rv), true
 			if out := m.initial.event(l.part, rv, l.data); out != nil && !m.write(out) {
 				return true
@@ -303,7 +361,7 @@ func (m *mergedWatch) handle(l watchLine) bool {
 	if p.known {
 		p.progress = max(p.progress, rv)
 	}
-	if o := m.ownerOf(ev.Object.Metadata.Namespace); o.part != l.part || rv <= o.after && rv != 0 {
+	if o := m.ownerOf(ev.namespace); o.part != l.part || rv <= o.after && rv != 0 {
 		return false // another part's namespace, or what a move's list brought the client
 	}
 	return !m.write(l.data) || !m.dueBookmark()
