@@ -7,7 +7,7 @@
 //   - what the backend answers (Translator): a single object, a Status, a list item or the object of a
 //     watch event, a Table row, in JSON (Upstream, UpstreamOfValid, AppendUpstreamOfValid,
 //     AppendUpstreamOfItem, AppendTableRow) and in protobuf (ProtobufUpstreamOf; a protobuf list item by
-//     item, ProtobufUpstreamFrom).
+//     item, ProtobufUpstreamFrom, and gzip'ed as it is read, ProtobufUpstreamGzipFrom).
 //
 // The proxy streams lists and watches item by item with package stream, which calls the Translator
 // functions the handler chain (package server) hands it; Upstream also translates a whole list or Table

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/gzip"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/protofield"
 	"github.com/openshift/hypershift-capi-proxy/proxy/internal/spool"
 	"github.com/openshift/hypershift-capi-proxy/translate"
@@ -46,52 +47,125 @@ const (
 // Its errors are src's own read errors, wrapped (errors.Is finds them), and those of ProtobufUpstreamOf:
 // a malformed answer (a list cut short included), or one that cannot be translated.
 func (t *Translator) ProtobufUpstreamFrom(gr schema.GroupResource, src io.Reader, timed func(func([]byte) ([]byte, error)) func([]byte) ([]byte, error)) (io.Reader, int64, error) {
+	out, size, _, err := t.protobufUpstreamFrom(gr, src, timed, newSpooled)
+	return out, size, err
+}
+
+// ProtobufUpstreamGzipFrom is ProtobufUpstreamFrom for a client that accepts gzip. A list whose
+// translation is larger than gzip's threshold (gzip.Compresses, as kube-apiserver decides) is returned
+// gzip'ed (gzipped true) as one gzip member, and size is then the length of its content: each item is
+// compressed into the member's DEFLATE stream as it is translated (gzip.Deferred), so that what is left
+// once the last item has been read is to put the envelope's head, the list's length included, in front.
+// The member's content is what ProtobufUpstreamFrom answers, byte for byte. Anything else is returned
+// as ProtobufUpstreamFrom returns it (gzipped false), uncompressed. Its errors are ProtobufUpstreamFrom's.
+func (t *Translator) ProtobufUpstreamGzipFrom(gr schema.GroupResource, src io.Reader, timed func(func([]byte) ([]byte, error)) func([]byte) ([]byte, error)) (out io.Reader, size int64, gzipped bool, err error) {
+	return t.protobufUpstreamFrom(gr, src, timed, newDeferred)
+}
+
+// A listHold holds the translation of a list's message, and the envelope's fields after it, until the
+// last item has been read.
+type listHold interface {
+	io.Writer
+	// Len is the number of bytes written.
+	Len() int64
+	// answer ends the writing and returns the answer: start, then what was written; and whether it is
+	// gzip'ed.
+	answer(start []byte) (io.Reader, bool, error)
+	// discard lets go of what is held, when there will be no answer.
+	discard()
+}
+
+// spooled holds in a spool.Spool.
+type spooled struct{ *spool.Spool }
+
+func newSpooled() listHold { return spooled{spool.New()} }
+
+func (s spooled) answer(start []byte) (io.Reader, bool, error) {
+	r, err := s.Reader()
+	return io.MultiReader(bytes.NewReader(start), r), false, err
+}
+
+func (s spooled) discard() {}
+
+// deferred holds in a gzip.Deferred: gzip'ed if the answer is large enough to be.
+type deferred struct{ *gzip.Deferred }
+
+func newDeferred() listHold { return deferred{gzip.NewDeferred()} }
+
+func (d deferred) answer(start []byte) (io.Reader, bool, error) {
+	if !gzip.Compresses(int64(len(start)) + d.Len()) {
+		r, err := d.Reader()
+		return io.MultiReader(bytes.NewReader(start), r), false, err
+	}
+	r, err := d.Member(start)
+	return r, true, err
+}
+
+func (d deferred) discard() { d.Discard() }
+
+// protobufUpstreamFrom is ProtobufUpstreamFrom, a list's translation held in a hold of newHold.
+func (t *Translator) protobufUpstreamFrom(gr schema.GroupResource, src io.Reader, timed func(func([]byte) ([]byte, error)) func([]byte) ([]byte, error), newHold func() listHold) (io.Reader, int64, bool, error) {
 	fallback := t.fallback(gr)
 	br := bufio.NewReaderSize(src, 32<<10)
 	head, err := br.Peek(protobufHead)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, 0, fmt.Errorf("reading the answer: %w", err)
+		return nil, 0, false, fmt.Errorf("reading the answer: %w", err)
 	}
 	list, ok := t.protobufListHead(head, fallback)
 	if !ok {
 		data, err := io.ReadAll(br)
 		if err != nil {
-			return nil, 0, fmt.Errorf("reading the answer: %w", err)
+			return nil, 0, false, fmt.Errorf("reading the answer: %w", err)
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
-			return bytes.NewReader(data), int64(len(data)), nil
+			return bytes.NewReader(data), int64(len(data)), false, nil
 		}
 		out, err := timed(func(data []byte) ([]byte, error) { return t.protobufUpstream(data, fallback) })(data)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, false, err
 		}
-		return bytes.NewReader(out), int64(len(out)), nil
+		return bytes.NewReader(out), int64(len(out)), false, nil
 	}
 	list.typeMeta = bytes.Clone(list.typeMeta) // head is the reader's buffer, which reading the items overwrites
 	_, _ = br.Discard(list.headLen)            // peeked
 	items := protofield.NewReader(br, list.length)
-	held := spool.New()
-	if err := protobufListFrom(items, held, timed(list.item)); err != nil {
-		return nil, 0, fmt.Errorf("translating %s: %w", list.gvk, err)
+	held := newHold()
+	out, size, gzipped, err := protobufListAnswer(list, items, br, held, timed(list.item))
+	if err != nil {
+		held.discard()
+		return nil, 0, false, err
 	}
+	return out, size, gzipped, nil
+}
+
+// protobufListAnswer reads the rest of a list's answer, its items from items and the envelope's fields
+// after it from br, into held, and returns the answer held gives of it, of size bytes uncompressed.
+func protobufListAnswer(list protobufList, items *protofield.Reader, br *bufio.Reader, held listHold, item func([]byte) ([]byte, error)) (io.Reader, int64, bool, error) {
+	if err := protobufListFrom(items, held, item); err != nil {
+		return nil, 0, false, fmt.Errorf("translating %s: %w", list.gvk, err)
+	}
+	translated := held.Len()
 	trailer, err := io.ReadAll(io.LimitReader(br, maxProtobufTrailer+1))
 	switch {
 	case err != nil:
-		return nil, 0, fmt.Errorf("reading the answer: %w", err)
+		return nil, 0, false, fmt.Errorf("reading the answer: %w", err)
 	case len(trailer) > maxProtobufTrailer:
-		return nil, 0, errors.New("decoding protobuf: more than 64 KiB after the list")
+		return nil, 0, false, errors.New("decoding protobuf: more than 64 KiB after the list")
 	}
 	if err := checkTrailer(trailer); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	translated, err := held.Reader()
-	if err != nil {
-		return nil, 0, err
+	if err := writeAll(held, trailer); err != nil {
+		return nil, 0, false, err
 	}
 	start := append(append(append([]byte{}, protobufPrefix...), list.typeMeta...), protowire.AppendTag(nil, 2, protowire.BytesType)...)
-	start = protowire.AppendVarint(start, uint64(held.Len()))
-	size := int64(len(start)) + held.Len() + int64(len(trailer))
-	return io.MultiReader(bytes.NewReader(start), translated, bytes.NewReader(trailer)), size, nil
+	start = protowire.AppendVarint(start, uint64(translated))
+	size := int64(len(start)) + held.Len()
+	out, gzipped, err := held.answer(start)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return out, size, gzipped, nil
 }
 
 // protobufList is the start of a protobuf answer that holds a list.

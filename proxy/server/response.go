@@ -320,19 +320,38 @@ func (s *server) translateProtobuf(ex *exchange, resp *http.Response, gr schema.
 
 // protobufBody replaces the body of a successful protobuf answer with its translation
 // (body.Translator.ProtobufUpstreamFrom): a list read item by item, holding only its translation,
-// compressed, until its last item; anything else read whole.
+// compressed, until its last item; anything else read whole. For a client that accepts gzip, a large
+// list is compressed into its gzip'ed answer item by item as it is read
+// (body.Translator.ProtobufUpstreamGzipFrom), so that once its last item has been read only the sending
+// is left; the answer's headers are then those of kube-apiserver's gzip writer, as gzip.Compress sets
+// them.
 func (s *server) protobufBody(ex *exchange, resp *http.Response, gr schema.GroupResource) error {
 	src := resp.Body
 	in := &sourceReader{r: src}
-	out, size, err := s.bodies.ProtobufUpstreamFrom(gr, in, func(translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+	timed := func(translate func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 		return s.metrics.Timed(ex.req, translate)
-	})
+	}
+	var (
+		out     io.Reader
+		size    int64
+		gzipped bool
+		err     error
+	)
+	if ex.gzip && !ex.req.LongRunning { // as modifyResponse compresses
+		out, size, gzipped, err = s.bodies.ProtobufUpstreamGzipFrom(gr, in, timed)
+	} else {
+		out, size, err = s.bodies.ProtobufUpstreamFrom(gr, in, timed)
+	}
 	_ = src.Close()
 	if err != nil {
 		if in.err != nil && !errors.Is(in.err, io.EOF) {
 			return apierrors.NewServiceUnavailable(fmt.Sprintf("reading the backend's response: %v", in.err))
 		}
 		return apierrors.NewInternalError(fmt.Errorf("translating the backend's response: %w", err))
+	}
+	if gzipped {
+		gzip.SetCompressed(resp, io.NopCloser(out))
+		return nil
 	}
 	resp.Body = io.NopCloser(out)
 	resp.ContentLength = size

@@ -1,8 +1,9 @@
 // Package gzip is the proxy's gzip of HTTP bodies, as kube-apiserver gzips its own answers: whether a
 // client accepts gzip (Accepts), an answer compressed as it is read for such a client (Compress), a
 // backend's answer decompressed in place to be translated (Decompress), a compressed backend answer
-// that names no private group passed through as it came (PassThrough), and a document compressed in
-// memory (Bytes). It compresses and decompresses with klauspost/compress, which reads and writes the
+// that names no private group passed through as it came (PassThrough), a document compressed in
+// memory (Bytes), and an answer whose head is known only after its body has been compressed (Deferred:
+// a protobuf list). It compresses and decompresses with klauspost/compress, which reads and writes the
 // same format as compress/gzip (RFC 1952, one member) in less CPU.
 package gzip
 
@@ -103,15 +104,11 @@ func Compress(resp *http.Response) error {
 		heads.Put(headp)
 		return apierrors.NewInternalError(fmt.Errorf("compressing the response: %w", err))
 	}
-	resp.Body = &readCloser{Reader: z, close: func() error {
+	SetCompressed(resp, &readCloser{Reader: z, close: func() error {
 		z.release()
 		heads.Put(headp)
 		return src.Close()
-	}}
-	resp.ContentLength = -1
-	resp.Header.Set("Content-Encoding", "gzip")
-	resp.Header.Add("Vary", "Accept-Encoding")
-	resp.Header.Del("Content-Length")
+	}})
 	return nil
 }
 
