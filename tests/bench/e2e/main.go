@@ -12,8 +12,9 @@
 // Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON, gzip, their
 // PartialObjectMetadataList in protobuf as a metadata-only informer asks for it, and the Table kubectl get
 // asks for),
-// WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
-// their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
+// WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc
+// (per create also of kube-apiserver, etcd, kube-controller-manager and the webhook's proxy), their idle
+// RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
 // HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
 // and through the proxy) with the proxy's RSS idle, with the watches open, and -settle after they
 // closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
