@@ -22,10 +22,31 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// ReadRequest reads a request body of at most limit bytes and closes it. The error is an API status: 413
-// for a body too large, 400 for one that could not be read.
+// maxPresize bounds the buffer ReadAll allocates up front from a declared length: 8 MiB, above the
+// largest object etcd stores (1.5 MiB by default); a longer body grows the buffer as it is read.
+const maxPresize = 8 << 20
+
+// ReadAll reads r to its end, as io.ReadAll does, into a buffer sized up front for the size bytes a
+// request's or response's Content-Length declares (ContentLength; -1 or 0 when unknown, up to
+// maxPresize): one allocation for a body of the declared length instead of io.ReadAll's doubling from
+// 512 bytes (a 6 KB Machine: 8 allocations and 24 KB copied). A declared length is not trusted beyond
+// the allocation: r is read until it ends, however long.
+func ReadAll(r io.Reader, size int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if size > 0 {
+		// bytes.Buffer.ReadFrom reads into free space of at least bytes.MinRead, so the read that finds
+		// the end also fits.
+		buf.Grow(int(min(size, maxPresize)) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+// ReadRequest reads a request body of at most limit bytes and closes it, in one allocation where it
+// declares its length (ReadAll). The error is an API status: 413 for a body too large, 400 for one that
+// could not be read.
 func ReadRequest(r *http.Request, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	data, err := ReadAll(http.MaxBytesReader(nil, r.Body, limit), min(r.ContentLength, limit))
 	_ = r.Body.Close()
 	if err != nil {
 		var tooLarge *http.MaxBytesError

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/body"
 	"github.com/openshift/hypershift-capi-proxy/proxy/cutover"
 	"github.com/openshift/hypershift-capi-proxy/proxy/discovery"
 	"github.com/openshift/hypershift-capi-proxy/proxy/groupnames"
@@ -46,11 +47,11 @@ func decompress(ex *exchange, resp *http.Response) (passed bool, err error) {
 	return false, gzip.Decompress(resp)
 }
 
-// replaceBody reads the whole response body, translates it with fn and sets the result with its
-// Content-Length. An empty body is left alone. A read failure is a 503, a translation failure a 500 whose
+// replaceBody reads the whole response body (in one allocation where it declares its length,
+// body.ReadAll), translates it with fn and sets the result with its Content-Length. An empty body is left alone. A read failure is a 503, a translation failure a 500 whose
 // message says what the backend sent that could not be translated.
 func replaceBody(resp *http.Response, fn func([]byte) ([]byte, error)) error {
-	data, err := io.ReadAll(resp.Body)
+	data, err := body.ReadAll(resp.Body, resp.ContentLength)
 	_ = resp.Body.Close()
 	if err != nil {
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("reading the backend's response: %v", err))

@@ -162,6 +162,11 @@ func fakeBackend(b *testing.B) *httptest.Server {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
+		case r.Method == http.MethodPost:
+			// A create: the created object, as kube-apiserver answers it.
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write(object)
 		case r.URL.Path == secretsPath && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip"):
 			w.Header().Set("Content-Encoding", "gzip")
 			_, _ = w.Write(secretsGz.Bytes())
@@ -220,6 +225,12 @@ func benchmarkHandlers(b *testing.B, path string, header http.Header) {
 // benchmarkPaths runs one request through the bare reverse proxy (at barePath) and the capi-proxy (at
 // proxyPath).
 func benchmarkPaths(b *testing.B, barePath, proxyPath string, header http.Header) {
+	benchmarkRequests(b, http.MethodGet, barePath, proxyPath, nil, nil, header)
+}
+
+// benchmarkRequests runs one request of method through the bare reverse proxy (at barePath, with
+// bareBody) and the capi-proxy (at proxyPath, with proxyBody).
+func benchmarkRequests(b *testing.B, method, barePath, proxyPath string, bareBody, proxyBody []byte, header http.Header) {
 	backend := fakeBackend(b)
 	u, _ := url.Parse(backend.URL)
 	bare := httputil.NewSingleHostReverseProxy(u)
@@ -231,17 +242,22 @@ func benchmarkPaths(b *testing.B, barePath, proxyPath string, header http.Header
 	}
 	for _, leg := range []struct {
 		name, path string
+		body       []byte
 		h          http.Handler
 	}{
-		{"bare", barePath, bare},
-		{"proxy", proxyPath, proxy},
+		{"bare", barePath, bareBody, bare},
+		{"proxy", proxyPath, proxyBody, proxy},
 	} {
 		b.Run(leg.name, func(b *testing.B) {
 			b.ReportAllocs()
 			defer reportCPU(b)()
 			var n int64
 			for b.Loop() {
-				r := httptest.NewRequest(http.MethodGet, leg.path, nil)
+				var body io.Reader
+				if leg.body != nil {
+					body = bytes.NewReader(leg.body)
+				}
+				r := httptest.NewRequest(method, leg.path, body)
 				for k, v := range header {
 					r.Header[k] = v
 				}
@@ -260,6 +276,14 @@ func BenchmarkHotListGzip(b *testing.B) {
 	benchmarkHandlers(b, "", http.Header{"Accept-Encoding": {"gzip"}})
 }
 func BenchmarkHotWatch(b *testing.B) { benchmarkHandlers(b, "?watch=true", nil) }
+
+// BenchmarkHotCreate: a create of a Machine (4.1 KB of JSON) answered with the created object, as
+// make bench-e2e's CREATE workload sends it.
+func BenchmarkHotCreate(b *testing.B) {
+	benchmarkRequests(b, http.MethodPost, privateMachines, upstreamMachines,
+		machines.Create("machine-1", "bench", true), machines.Create("machine-1", "bench", false),
+		http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}})
+}
 
 // feed is a watch source that hands on what the benchmark gave it, one event per Read.
 type feed struct{ next []byte }

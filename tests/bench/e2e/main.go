@@ -12,8 +12,9 @@
 // Workloads: GET one Machine (c=1 latency, c=16 throughput), LIST all Machines (JSON, gzip, their
 // PartialObjectMetadataList in protobuf as a metadata-only informer asks for it, and the Table kubectl get
 // asks for),
-// WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
-// their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
+// WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc
+// (per create also of kube-apiserver, etcd, kube-controller-manager and the webhook's proxy), their idle
+// RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
 // HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
 // and through the proxy) with the proxy's RSS idle, with the watches open, and -settle after they
 // closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
@@ -66,6 +67,7 @@ type options struct {
 	profileDir                    string
 	gzipLoopback                  bool
 	workloads                     string
+	createProfile                 time.Duration
 }
 
 func main() {
@@ -83,7 +85,8 @@ func main() {
 	flag.BoolVar(&o.samples, "samples", false, "Also print every round's sample of every row, to judge the medians' spread.")
 	flag.BoolVar(&o.gzipLoopback, "gzip-loopback", true, "The proxy's --gzip-loopback: true measures the shared topology (clients elsewhere, answered as kube-apiserver answers them), false the sidecar's (a client on loopback, answered uncompressed).")
 	flag.StringVar(&o.workloads, "workloads", strings.Join(workloadNames, ","), "The workloads of the main table to run, comma-separated: "+strings.Join(workloadNames, ", ")+".")
-	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here.")
+	flag.StringVar(&o.profileDir, "profile-dir", "", "Save the proxy's heap profile and goroutines with the fan-out watches open, and a CPU profile of its LISTs, here; and, for the first round's creates, CPU profiles of the proxy and of kube-apiserver and the kube-apiserver counters that grew, per create.")
+	flag.DurationVar(&o.createProfile, "create-profile", 3*time.Second, "How long the CPU profiles of the creates last (with -profile-dir; -creates should keep them busy as long).")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
@@ -115,6 +118,14 @@ type bench struct {
 	res    map[string]map[string][]float64 // row -> leg -> samples
 	// metricsURL serves the proxy's /debug/pprof.
 	metricsURL string
+	// others are the processes whose CPU a create costs besides the leg's proxy: kube-apiserver, etcd,
+	// kube-controller-manager, the webhook's proxy; by name, their pids.
+	others []namedPID
+}
+
+type namedPID struct {
+	name string
+	pid  int
 }
 
 // saveProfile saves the proxy's profile at path (under /debug/pprof/) in -profile-dir as name.
@@ -221,6 +232,18 @@ func run(o options) error {
 	defer bare.Stop()
 
 	b := &bench{o: o, env: env, token: env.AdminToken, res: map[string]map[string][]float64{}, metricsURL: proxy.MetricsURL}
+	for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager"} {
+		data, err := os.ReadFile(filepath.Join(env.Dir, name+".pid"))
+		if err != nil {
+			return err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil {
+			return fmt.Errorf("%s.pid: %w", name, err)
+		}
+		b.others = append(b.others, namedPID{name, pid})
+	}
+	b.others = append(b.others, namedPID{"webhook", webhook.PID()})
 	direct := &leg{name: "direct", url: env.APIServerURL, path: privatePath, private: true, client: httpClient(env.CAFile)}
 	b.direct = direct
 	b.legs = []*leg{
@@ -715,17 +738,120 @@ func (b *bench) watchLatency(l *leg, _ int) error {
 }
 
 func (b *bench) create16(l *leg, round int) error {
+	procs := append([]namedPID{{"proxy", l.pid}}, b.others...)
+	c0 := make([]time.Duration, len(procs))
+	for i, p := range procs {
+		c0[i] = benchkit.CPU(p.pid)
+	}
+	m0 := b.apiserverCounters()
+	var profiled sync.WaitGroup
+	if round == 0 && b.o.profileDir != "" {
+		// CPU profiles of the leg's proxy and of kube-apiserver during the creates (-creates large
+		// enough for them to last -create-profile).
+		seconds := fmt.Sprintf("profile?seconds=%d", int(b.o.createProfile.Seconds()))
+		profiled.Add(1)
+		go func() {
+			defer profiled.Done()
+			b.saveAPIServerProfile(seconds, "create-"+l.name+"-apiserver-cpu.pprof")
+		}()
+		if l.name == "proxy" {
+			profiled.Add(1)
+			go func() {
+				defer profiled.Done()
+				b.saveProfile(seconds, "create-proxy-cpu.pprof")
+			}()
+		}
+	}
 	d, err := concurrently(b.o.creates, func(i int) error {
 		name := fmt.Sprintf("c-%s-%d-%d", l.name, round, i)
 		_, err := b.call(l, http.MethodPost, l.machinesURL(createNamespace), machines.Create(name, createNamespace, l.private),
 			http.Header{"Content-Type": {"application/json"}}, http.StatusCreated)
 		return err
 	})
+	profiled.Wait()
 	if err != nil {
 		return err
 	}
 	b.record("create16", l.name, float64(b.o.creates)/d.Seconds())
+	for i, p := range procs {
+		if p.pid != 0 {
+			b.record("cpuCreate "+p.name, l.name, ms(benchkit.CPU(p.pid)-c0[i])/float64(b.o.creates))
+		}
+	}
+	if b.o.profileDir != "" {
+		b.saveCounters(m0, b.apiserverCounters(), fmt.Sprintf("create-%s-r%d-apiserver-metrics.txt", l.name, round))
+	}
 	return nil
+}
+
+// apiserverCounters reads kube-apiserver's /metrics: every sample of a counter or a histogram's or
+// summary's count (a name ending in _total or _count), by its name and labels; nil if it cannot be read.
+func (b *bench) apiserverCounters() map[string]float64 {
+	if b.o.profileDir == "" {
+		return nil
+	}
+	resp, err := b.do(b.direct, http.MethodGet, b.direct.url+"/metrics", nil, http.Header{"Accept": {"text/plain"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "metrics:", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		key := line[:i]
+		name, _, _ := strings.Cut(key, "{")
+		if !strings.HasSuffix(name, "_total") && !strings.HasSuffix(name, "_count") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// saveCounters writes the samples of kube-apiserver's counters that grew between before and after, per
+// create, sorted, in -profile-dir as name.
+func (b *bench) saveCounters(before, after map[string]float64, name string) {
+	var lines []string
+	for _, key := range slices.Sorted(maps.Keys(after)) {
+		if d := after[key] - before[key]; d != 0 {
+			lines = append(lines, fmt.Sprintf("%s %.3f", key, d/float64(b.o.creates)))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(b.o.profileDir, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "metrics:", err)
+	}
+}
+
+// saveAPIServerProfile saves kube-apiserver's profile at path (under /debug/pprof/, which it serves to
+// system:masters with --profiling, its default) in -profile-dir as name.
+func (b *bench) saveAPIServerProfile(path, name string) {
+	resp, err := b.do(b.direct, http.MethodGet, b.direct.url+"/debug/pprof/"+path, nil, http.Header{"Accept": {"*/*"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "profile %s: %s\n", path, resp.Status)
+		return
+	}
+	_ = os.MkdirAll(b.o.profileDir, 0o755)
+	if err := os.WriteFile(filepath.Join(b.o.profileDir, name), data, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "profile:", err)
+	}
 }
 
 func median(v []float64) float64 { return benchkit.Percentile(v, 50) }
@@ -756,6 +882,11 @@ func (b *bench) printMain(idle map[string]benchkit.Memory) {
 	row("WATCH write->event p50 ms", "watch", true, "%.2f")
 	row("CREATE c=16, creates/s", "create16", true, "%.0f")
 	row("proxy CPU per GET, ms", "cpuGet", false, "%.2f")
+	for _, p := range append([]namedPID{{"proxy", 0}}, b.others...) {
+		if key := "cpuCreate " + p.name; b.res[key] != nil {
+			row(p.name+" CPU per create, ms", key, p.name != "proxy", "%.2f")
+		}
+	}
 	row("proxy CPU per LIST, ms", "cpulist", false, "%.0f")
 	row("proxy CPU per gzip LIST, ms", "cpulistGzip", false, "%.0f")
 	row("proxy CPU per metadata protobuf LIST, ms", "cpulistMeta", false, "%.0f")
