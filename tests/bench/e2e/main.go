@@ -591,22 +591,20 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 	req.Header.Set("Authorization", "Bearer "+b.token)
 	req.Header.Set("Accept", "application/json")
 	w := &watcher{cancel: cancel, opened: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
+	marker := []byte(`"bench/seq":"`)
+	opened := false
+	// once watches until the stream ends, and returns why.
+	once := func() error {
 		resp, err := l.client.Do(req)
 		if err != nil {
-			w.err = err
-			return
+			return err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			data, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			w.err = fmt.Errorf("%s: %s", resp.Status, data)
-			return
+			return fmt.Errorf("%s: %s", resp.Status, data)
 		}
 		rd := bufio.NewReaderSize(resp.Body, 16<<10)
-		marker := []byte(`"bench/seq":"`)
-		opened := false
 		for {
 			line, err := rd.ReadSlice('\n')
 			if errors.Is(err, bufio.ErrBufferFull) {
@@ -615,8 +613,7 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 				line = append(bytes.Clone(line), rest...)
 			}
 			if err != nil {
-				w.err = err
-				return
+				return err
 			}
 			if !opened { // the initial ADDED event
 				opened = true
@@ -628,6 +625,18 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 					saw(k)
 				}
 			}
+		}
+	}
+	go func() {
+		defer close(w.done)
+		// A watch that ends before its first event is opened again, a few times: on the loaded machine
+		// kube-apiserver sometimes ends new watches at once (EOF), before any event.
+		for attempt := 1; ; attempt++ {
+			w.err = once()
+			if opened || ctx.Err() != nil || attempt == 5 {
+				return
+			}
+			time.Sleep(time.Second)
 		}
 	}()
 	return w, nil
