@@ -6,7 +6,7 @@
 // short while after the number of open watches fell to half its peak. Opening watches leaves garbage
 // too, which the heap keeps until its next collection (up to as much again as the watches hold, GOGC):
 // Watches calls the release function a second after a burst of opens as well, once the open watches
-// have doubled since the last release. The proxy's (server.New) drops
+// have grown by a quarter since the last release. The proxy's (server.New) drops
 // the watches' shared translations, collects and returns the free memory itself (Release), and with
 // server.Options.PageOutExecutable returns the pages of its executable the burst touched too
 // (pageout.Executable). It collects twice: what a sync.Pool holds (the reverse proxy's copy buffers,
@@ -35,7 +35,7 @@ const (
 // Watches counts open watches and returns memory after bursts (see the package doc). A burst of ends
 // is a peak of at least 64 open watches, over once half of them have ended; release is called 5s after
 // that, and a burst over before then moves the call, so that watches ending together get one. A burst of
-// opens is the open watches reaching twice as many as at the last release (and at least 64): opening a
+// opens is the open watches growing by a quarter, and at least 64, since the last release: opening a
 // watch leaves garbage (its request's headers and context, the handler chain's state, the first
 // event's translation), so that 1,000 watches opened together grow the Go heap to about twice what
 // they hold (GOGC) until the next collection, which an idle proxy may not run for minutes; release is
@@ -72,7 +72,7 @@ func (m *Watches) Started() {
 	defer m.mu.Unlock()
 	m.open++
 	m.peak = max(m.peak, m.open)
-	if m.open < releaseMinWatches || m.open < 2*m.released {
+	if m.open-m.released < max(releaseMinWatches, m.released/4) {
 		return
 	}
 	now := time.Now()

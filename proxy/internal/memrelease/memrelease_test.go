@@ -37,7 +37,8 @@ func TestReleasesAfterBursts(t *testing.T) {
 }
 
 // TestReleasesAfterBurstsOfOpens: memory is returned after the open watches reach releaseMinWatches,
-// then each time they reach twice as many as at the last release, and not while they stay below.
+// then each time they grow by a quarter of those open at the last release (and by at least
+// releaseMinWatches), and not while they stay below.
 func TestReleasesAfterBurstsOfOpens(t *testing.T) {
 	released := make(chan struct{}, 10)
 	m := New(func() { released <- struct{}{} })
@@ -66,7 +67,20 @@ func TestReleasesAfterBurstsOfOpens(t *testing.T) {
 	if m.pending || m.released != releaseMinWatches+1 {
 		t.Fatalf("after the release: pending=%t, released=%d, want false, %d", m.pending, m.released, releaseMinWatches+1)
 	}
-	for m.open < 2*m.released-1 {
+	for range releaseMinWatches - 1 {
+		m.Started()
+	}
+	if m.pending {
+		t.Fatalf("a release was scheduled with %d watches open after a release at %d", m.open, m.released)
+	}
+	m.Started()
+	if !m.pending {
+		t.Fatalf("no release scheduled with %d watches open after a release at %d", m.open, m.released)
+	}
+	fire()
+	m.released = 1000 // then steps of a quarter
+	m.open = 1000
+	for m.open < 1249 {
 		m.Started()
 	}
 	if m.pending {

@@ -642,6 +642,9 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 	return w, nil
 }
 
+// openingWatches is how many fan-out watches open at a time.
+const openingWatches = 100
+
 var writeSeq atomic.Int64
 
 // write patches machine-0 straight at the apiserver and returns its sequence number.
@@ -679,12 +682,23 @@ func (b *bench) fanout(l *leg, n, writes int, opened func() (wrote func())) ([]f
 			<-w.done
 		}
 	}()
+	// At most openingWatches are opening at a time: 1,000 opened at once made kube-apiserver on the
+	// loaded machine end new watches before their first event.
+	opening := make(chan struct{}, openingWatches)
 	for range n {
+		opening <- struct{}{}
 		w, err := b.openWatch(l, saw)
 		if err != nil {
 			return nil, err
 		}
 		ws = append(ws, w)
+		go func() {
+			select {
+			case <-w.opened:
+			case <-w.done:
+			}
+			<-opening
+		}()
 	}
 	for _, w := range ws {
 		select {
