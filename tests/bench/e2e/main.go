@@ -14,9 +14,9 @@
 // asks for),
 // WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc,
 // their idle RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
-// HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
-// and through the proxy) with the RSS of both proxies idle, with the watches open, and -settle after they
-// closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
+// HTTP/2, opened 100 at a time, -writes patches, the time until every watcher has seen one, directly,
+// through the bare proxy and through the proxy) with the RSS of both proxies idle, with the watches
+// open, -open-settle later and -settle after they closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
 // fan-out and its heap after the watches closed. It prints markdown tables. Wall-clock figures are
 // only comparable within one run on a quiet machine.
 //
