@@ -14,10 +14,11 @@
 // asks for),
 // WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc
 // (per create also of kube-apiserver, etcd, kube-controller-manager and the webhook's proxy), their idle
-// RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over
-// HTTP/2, -writes patches, the time until every watcher has seen one, directly, through the bare proxy
-// and through the proxy) with the proxy's RSS idle, with the watches open, and -settle after they
-// closed; -profile-dir saves its heap and goroutines with the watches open, a CPU profile of the writes'
+// RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over HTTP/2,
+// opened 100 at a time, -writes patches, the time until every watcher has seen one, directly, through
+// the bare proxy and through the proxy) with the RSS of both proxies idle, with the watches open,
+// -open-settle later and -settle after they closed; -profile-dir saves its heap and goroutines with the
+// watches open, a CPU profile of the writes'
 // fan-out and its heap after the watches closed. It prints markdown tables. Wall-clock figures are
 // only comparable within one run on a quiet machine.
 //
@@ -62,7 +63,7 @@ type options struct {
 	machines, seedWorkers, rounds int
 	gets, gets16, creates, writes int
 	fanout                        string
-	settle                        time.Duration
+	settle, openSettle            time.Duration
 	keep, samples                 bool
 	profileDir                    string
 	gzipLoopback                  bool
@@ -80,7 +81,8 @@ func main() {
 	flag.IntVar(&o.creates, "creates", 400, "CREATEs per leg and round at c=16.")
 	flag.IntVar(&o.writes, "writes", 15, "Writes per leg and round for the watch latency, and per fan-out step.")
 	flag.StringVar(&o.fanout, "fanout", "100,500,1000", `Watcher counts of the fan-out table; "" skips it.`)
-	flag.DurationVar(&o.settle, "settle", time.Minute, "How long after the fan-out watches close the proxy's RSS is read.")
+	flag.DurationVar(&o.settle, "settle", time.Minute, "How long after the fan-out watches close the proxies' RSS is read.")
+	flag.DurationVar(&o.openSettle, "open-settle", 10*time.Second, "How long after the fan-out watches opened the proxies' RSS is read again, before the writes.")
 	flag.BoolVar(&o.keep, "keep", false, "Keep the control plane's directory.")
 	flag.BoolVar(&o.samples, "samples", false, "Also print every round's sample of every row, to judge the medians' spread.")
 	flag.BoolVar(&o.gzipLoopback, "gzip-loopback", true, "The proxy's --gzip-loopback: true measures the shared topology (clients elsewhere, answered as kube-apiserver answers them), false the sidecar's (a client on loopback, answered uncompressed).")
@@ -592,6 +594,8 @@ type watcher struct {
 	cancel context.CancelFunc
 	opened chan struct{}
 	done   chan struct{}
+	// err is why the watch ended (before done is closed).
+	err error
 }
 
 // seq marks write k in machine-0's annotations.
@@ -611,16 +615,20 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 	req.Header.Set("Authorization", "Bearer "+b.token)
 	req.Header.Set("Accept", "application/json")
 	w := &watcher{cancel: cancel, opened: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
+	marker := []byte(`"bench/seq":"`)
+	opened := false
+	// once watches until the stream ends, and returns why.
+	once := func() error {
 		resp, err := l.client.Do(req)
 		if err != nil {
-			return
+			return err
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			data, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			return fmt.Errorf("%s: %s", resp.Status, data)
+		}
 		rd := bufio.NewReaderSize(resp.Body, 16<<10)
-		marker := []byte(`"bench/seq":"`)
-		opened := false
 		for {
 			line, err := rd.ReadSlice('\n')
 			if errors.Is(err, bufio.ErrBufferFull) {
@@ -629,7 +637,7 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 				line = append(bytes.Clone(line), rest...)
 			}
 			if err != nil {
-				return
+				return err
 			}
 			if !opened { // the initial ADDED event
 				opened = true
@@ -642,9 +650,24 @@ func (b *bench) openWatch(l *leg, saw func(k int)) (*watcher, error) {
 				}
 			}
 		}
+	}
+	go func() {
+		defer close(w.done)
+		// A watch that ends before its first event is opened again, a few times: on the loaded machine
+		// kube-apiserver sometimes ends new watches at once (EOF), before any event.
+		for attempt := 1; ; attempt++ {
+			w.err = once()
+			if opened || ctx.Err() != nil || attempt == 5 {
+				return
+			}
+			time.Sleep(time.Second)
+		}
 	}()
 	return w, nil
 }
+
+// openingWatches is how many fan-out watches open at a time.
+const openingWatches = 100
 
 var writeSeq atomic.Int64
 
@@ -683,18 +706,29 @@ func (b *bench) fanout(l *leg, n, writes int, opened func() (wrote func())) ([]f
 			<-w.done
 		}
 	}()
+	// At most openingWatches are opening at a time: 1,000 opened at once made kube-apiserver on the
+	// loaded machine end new watches before their first event.
+	opening := make(chan struct{}, openingWatches)
 	for range n {
+		opening <- struct{}{}
 		w, err := b.openWatch(l, saw)
 		if err != nil {
 			return nil, err
 		}
 		ws = append(ws, w)
+		go func() {
+			select {
+			case <-w.opened:
+			case <-w.done:
+			}
+			<-opening
+		}()
 	}
 	for _, w := range ws {
 		select {
 		case <-w.opened:
 		case <-w.done:
-			return nil, errors.New("a watch ended before its first event")
+			return nil, fmt.Errorf("a watch ended before its first event: %w", w.err)
 		case <-time.After(2 * time.Minute):
 			return nil, errors.New("a watch did not open in 2m")
 		}
@@ -929,23 +963,37 @@ func (b *bench) fanoutTable() error {
 	}
 	bare, proxy := b.legs[1], b.legs[2]
 	fmt.Println()
-	fmt.Println("| watchers | direct p50 / p99 ms | bare proxy p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy / bare p50 | capi-proxy RSS MiB: idle -> watches open -> after close (anon) | per open watch, KB: RSS / Go heap + stacks after a collection |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| watchers | direct p50 / p99 ms | bare proxy p50 / p99 ms | capi-proxy p50 / p99 ms | capi-proxy / direct p50 | capi-proxy / bare p50 | per open watch, KB: capi-proxy RSS / Go heap + stacks after collections / bare proxy RSS |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|")
+	var mem []string // the RSS rows, printed after the latency table
 	for _, n := range counts {
 		direct, err := b.fanout(b.direct, n, b.o.writes, nil)
 		if err != nil {
 			return fmt.Errorf("fan-out %d direct: %w", n, err)
 		}
-		viaBare, err := b.fanout(bare, n, b.o.writes, nil)
+		// The bare proxy's RSS idle, with its watches open, and -settle after they closed (read while the
+		// capi-proxy's leg runs: the bare proxy serves nothing else meanwhile).
+		bareIdle := benchkit.ReadMemory(bare.pid)
+		var bareOpen, bareSettled benchkit.Memory
+		viaBare, err := b.fanout(bare, n, b.o.writes, func() func() {
+			bareOpen = benchkit.ReadMemory(bare.pid)
+			time.Sleep(b.o.openSettle)
+			bareSettled = benchkit.ReadMemory(bare.pid)
+			return nil
+		})
 		if err != nil {
 			return fmt.Errorf("fan-out %d bare: %w", n, err)
 		}
+		bareAfter := make(chan benchkit.Memory, 1)
+		time.AfterFunc(b.o.settle, func() { bareAfter <- benchkit.ReadMemory(bare.pid) })
 		idle, idleInUse := benchkit.ReadMemory(proxy.pid), b.goInUse()
-		var open benchkit.Memory
+		var open, settled benchkit.Memory
 		var openInUse float64
 		lat, err := b.fanout(proxy, n, b.o.writes, func() func() {
 			open = benchkit.ReadMemory(proxy.pid)
-			openInUse = b.goInUse()
+			time.Sleep(b.o.openSettle)
+			settled = benchkit.ReadMemory(proxy.pid)
+			openInUse = b.goInUse() // collects: after the RSS
 			b.saveProfile("heap", fmt.Sprintf("heap-%d-watches.pprof", n))
 			b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-watches.txt", n)) // with runtime.MemStats: stacks
 			b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-watches.txt", n))
@@ -968,10 +1016,27 @@ func (b *bench) fanoutTable() error {
 		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-after-close.txt", n))
 		b.saveProfile("heap", fmt.Sprintf("heap-%d-after-close.pprof", n))
 		b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-after-close.txt", n))
-		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.1f -> %.1f -> %.1f (%.1f -> %.1f -> %.1f) | %.0f / %.0f |\n", n,
+		perWatch := func(open, idle benchkit.Memory) float64 { return (open.RSS - idle.RSS) * 1024 / float64(n) }
+		fmt.Printf("| %d | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f | %.2f | %.0f / %.0f / %.0f |\n", n,
 			benchkit.Percentile(direct, 50), benchkit.Percentile(direct, 99), benchkit.Percentile(viaBare, 50), benchkit.Percentile(viaBare, 99),
 			benchkit.Percentile(lat, 50), benchkit.Percentile(lat, 99), benchkit.Percentile(lat, 50)/benchkit.Percentile(direct, 50), benchkit.Percentile(lat, 50)/benchkit.Percentile(viaBare, 50),
-			idle.RSS, open.RSS, after.RSS, idle.Anon, open.Anon, after.Anon, (open.RSS-idle.RSS)*1024/float64(n), (openInUse-idleInUse)/1024/float64(n))
+			perWatch(settled, idle), (openInUse-idleInUse)/1024/float64(n), perWatch(bareSettled, bareIdle))
+		ba := <-bareAfter
+		for _, m := range []struct {
+			name                       string
+			idle, open, settled, after benchkit.Memory
+		}{{"bare proxy", bareIdle, bareOpen, bareSettled, ba}, {"capi-proxy", idle, open, settled, after}} {
+			mem = append(mem, fmt.Sprintf("| %d | %s | %.1f -> %.1f -> %.1f -> %.1f | %.1f -> %.1f -> %.1f -> %.1f | %.1f -> %.1f -> %.1f -> %.1f | %.0f / %.0f | %+.1f |", n, m.name,
+				m.idle.RSS, m.open.RSS, m.settled.RSS, m.after.RSS, m.idle.Anon, m.open.Anon, m.settled.Anon, m.after.Anon,
+				m.idle.File, m.open.File, m.settled.File, m.after.File,
+				perWatch(m.open, m.idle), perWatch(m.settled, m.idle), m.after.RSS-m.idle.RSS))
+		}
+	}
+	fmt.Println()
+	fmt.Printf("| watchers | process | RSS MiB: idle -> watches open -> %s later -> %s after close | anonymous | file-backed | RSS per open watch, KB: at open / %s later | after close - idle, MiB |\n", b.o.openSettle, b.o.settle, b.o.openSettle)
+	fmt.Println("|---:|---|---:|---:|---:|---:|---:|")
+	for _, row := range mem {
+		fmt.Println(row)
 	}
 	return nil
 }
