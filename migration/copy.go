@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,6 +96,7 @@ func (m *Migrator) pause(ctx context.Context, namespace string, dir translate.Di
 		return err
 	}
 	patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{CAPIPausedAnnotation: "", PausedAnnotation: "true"}}})
+	defer m.timed(namespace, "pause", time.Now())
 	return m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		src := snap.sources[i]
 		if _, paused := src.u.GetAnnotations()[CAPIPausedAnnotation]; paused {
@@ -163,6 +165,7 @@ func upToDate(snap *snapshot) bool {
 // copyAll creates or updates the copy of every source object, owners first (the objects of one level of
 // ownership in parallel), and writes its status.
 func (m *Migrator) copyAll(ctx context.Context, namespace string, snap *snapshot) error {
+	defer m.timed(namespace, "copy", time.Now())
 	dir := snap.dir
 	copies, sources := snap.uidMap(), snap.sourceUIDs()
 	current := make(map[types.UID]*unstructured.Unstructured, len(snap.sources))

@@ -290,6 +290,7 @@ func rolesOf(dir translate.Direction) roles {
 // the retired objects and PhaseComplete, is rest (nil if nothing is left); the caller runs it.
 func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Direction) (rest func(context.Context) error, err error) {
 	r := rolesOf(dir)
+	prepared := time.Now()
 	if err := m.checkGuard(ctx); err != nil {
 		return nil, err
 	}
@@ -300,6 +301,7 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 	if ctx, err = m.withCRDs(ctx); err != nil {
 		return nil, err
 	}
+	m.timed(namespace, "prepare", prepared)
 	other := reverse(dir).String()
 	switch st.mode {
 	case r.src:
@@ -414,6 +416,7 @@ func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Dir
 		return nil
 	}
 	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s %s", m.opts.Grace, what)})
+	defer m.timed(namespace, "grace", time.Now())
 	t := time.NewTimer(m.opts.Grace)
 	defer t.Stop()
 	select {
@@ -422,6 +425,16 @@ func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Dir
 	case <-t.C:
 		return nil
 	}
+}
+
+// timed logs at V(2) how long a step of a namespace's move took: "timing" with namespace, step
+// ("prepare", "snapshot", "pause", "grace", "copy", "discovery", "repoint", "retire", "unpause", "gc") and
+// seconds since start, to find where a move spends its time (docs/performance.md, the fleet).
+func (m *Migrator) timed(namespace, step string, start time.Time) {
+	if m.log.GetSink() == nil {
+		return
+	}
+	m.log.V(2).Info("timing", "namespace", namespace, "step", step, "seconds", time.Since(start).Seconds())
 }
 
 func (m *Migrator) emit(e Event) {

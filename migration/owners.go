@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,10 +90,13 @@ func hasVerbs(verbs metav1.Verbs, want ...string) bool {
 // returns the references it changed (or, with dryRun, would change: then To.UID is the copy's, or "" if
 // there is no copy yet). It fails if a source that is referenced has no copy (without dryRun).
 func (m *Migrator) repoint(ctx context.Context, namespace string, snap *snapshot, dryRun bool) ([]Reference, error) {
+	discovered := time.Now()
 	resources, err := m.namespacedResources()
 	if err != nil {
 		return nil, err
 	}
+	m.timed(namespace, "discovery", discovered)
+	defer m.timed(namespace, "repoint", time.Now())
 	copies, sources := snap.uidMap(), snap.sourceUIDs()
 	type result struct {
 		refs []Reference

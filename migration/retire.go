@@ -67,6 +67,7 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	}
 	orphan := metav1.DeletePropagationOrphan
 	unfinalize := mustJSON(map[string]any{"metadata": map[string]any{"finalizers": nil}})
+	retiring := time.Now()
 	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		src := snap.sources[i]
 		client := m.dynamic.Resource(src.kind.src).Namespace(namespace)
@@ -90,6 +91,7 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return err
 	}
+	m.timed(namespace, "retire", retiring)
 	// Writes stay held a grace period more. The proxies ended their clients' watches when they followed
 	// the label, and each client informer lists again on its own: a controller that acts once writes are
 	// released with some caches from the destination and others still from the source (a Cluster at its
@@ -111,6 +113,7 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return nil, err
 	}
+	unpausing := time.Now()
 	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		c := snap.sources[i]
 		annotations := c.u.GetAnnotations()
@@ -136,6 +139,7 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return nil, err
 	}
+	m.timed(namespace, "unpause", unpausing)
 	return func(ctx context.Context) error {
 		// The retired objects are the destination side of the reverse direction.
 		if err := m.waitRetired(ctx, namespace, dir, snap.copies); err != nil {
@@ -195,6 +199,7 @@ func (m *Migrator) waitRetired(ctx context.Context, namespace string, dir transl
 	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "wait", Total: len(waiting),
 		Message: fmt.Sprintf("waiting for the garbage collector to remove %d retired objects", len(waiting))})
 	progress := time.Now()
+	defer m.timed(namespace, "gc", progress)
 	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		for len(waiting) > 0 {
 			o := waiting[0]

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,6 +192,7 @@ func groupSide(dir translate.Direction) string {
 
 // snapshot reads the CRDs of both groups and every object of the mapped kinds in the namespace.
 func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate.Direction) (*snapshot, error) {
+	defer m.timed(namespace, "snapshot", time.Now())
 	crdList, err := m.listCRDs(ctx)
 	if err != nil {
 		return nil, err
