@@ -101,7 +101,8 @@ type Options struct {
 	Progress func(Event)
 	// Metrics, if set, records moves (NewMetrics).
 	Metrics *Metrics
-	// Log receives structured logs; the zero Logger discards them.
+	// Log receives structured logs: each event at V(1), how long each step took at V(2) ("timing"); the
+	// zero Logger discards them.
 	Log logr.Logger
 }
 
