@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,6 +96,7 @@ func (m *Migrator) pause(ctx context.Context, namespace string, dir translate.Di
 		return err
 	}
 	patch := mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{CAPIPausedAnnotation: "", PausedAnnotation: "true"}}})
+	defer m.timed(namespace, "pause", time.Now())
 	return m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		src := snap.sources[i]
 		if _, paused := src.u.GetAnnotations()[CAPIPausedAnnotation]; paused {
@@ -115,36 +117,44 @@ func (m *Migrator) pause(ctx context.Context, namespace string, dir translate.Di
 }
 
 // copyPhase holds writes in the source groups, copies every source object, re-points ownerReferences, and
-// verifies that nothing changed in the source groups since it was copied, copying again what did.
-func (m *Migrator) copyPhase(ctx context.Context, namespace string, dir translate.Direction) error {
+// verifies that nothing changed in the source groups since it was copied, copying again what did. It
+// returns the scope of the held window: the kinds its first snapshot, with writes held, found on either
+// side.
+func (m *Migrator) copyPhase(ctx context.Context, namespace string, dir translate.Direction) (scope, error) {
 	if err := m.relabel(ctx, namespace, dir, rolesOf(dir).srcHeld, PhaseCopying); err != nil {
-		return err
+		return scope{}, err
 	}
+	held := everyKind
 	for round := 1; ; round++ {
-		snap, err := m.snapshot(ctx, namespace, dir)
+		snap, err := m.snapshotOf(ctx, namespace, dir, held)
 		if err != nil {
-			return err
+			return scope{}, err
 		}
 		if err := snap.check(namespace, false); err != nil {
-			return err
+			return scope{}, err
+		}
+		if round == 1 {
+			// Writes are held: only this move adds objects of the mapped kinds now, of the kinds found.
+			seen := snap.seen()
+			held = scope{src: seen, dst: seen}
 		}
 		if round > 1 && upToDate(snap) {
 			m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseCopying, Step: "verify", Total: len(snap.sources),
 				Done: len(snap.sources), Message: "every copy is at its source's resourceVersion"})
-			return nil
+			return held, nil
 		}
 		if round > maxVerifyRounds {
-			return fmt.Errorf("namespace %s: the source objects still changed after %d rounds of copying while writes were held: does a writer bypass the proxies?", namespace, maxVerifyRounds)
+			return scope{}, fmt.Errorf("namespace %s: the source objects still changed after %d rounds of copying while writes were held: does a writer bypass the proxies?", namespace, maxVerifyRounds)
 		}
 		if err := m.copyAll(ctx, namespace, snap); err != nil {
-			return err
+			return scope{}, err
 		}
 		// Every copy exists now: re-point the references to the sources everywhere in the namespace.
-		if snap, err = m.snapshot(ctx, namespace, dir); err != nil {
-			return err
+		if snap, err = m.snapshotOf(ctx, namespace, dir, held); err != nil {
+			return scope{}, err
 		}
 		if _, err := m.repoint(ctx, namespace, snap, false); err != nil {
-			return err
+			return scope{}, err
 		}
 	}
 }
@@ -163,6 +173,7 @@ func upToDate(snap *snapshot) bool {
 // copyAll creates or updates the copy of every source object, owners first (the objects of one level of
 // ownership in parallel), and writes its status.
 func (m *Migrator) copyAll(ctx context.Context, namespace string, snap *snapshot) error {
+	defer m.timed(namespace, "copy", time.Now())
 	dir := snap.dir
 	copies, sources := snap.uidMap(), snap.sourceUIDs()
 	current := make(map[types.UID]*unstructured.Unstructured, len(snap.sources))

@@ -101,7 +101,8 @@ type Options struct {
 	Progress func(Event)
 	// Metrics, if set, records moves (NewMetrics).
 	Metrics *Metrics
-	// Log receives structured logs; the zero Logger discards them.
+	// Log receives structured logs: each event at V(1), how long each step took at V(2) ("timing"); the
+	// zero Logger discards them.
 	Log logr.Logger
 }
 
@@ -286,10 +287,46 @@ func rolesOf(dir translate.Direction) roles {
 }
 
 // run moves a namespace in direction dir, resuming from what the cluster records, until its writes are
-// no longer held and the copies are unpaused. What is left, the wait for the garbage collector to remove
-// the retired objects and PhaseComplete, is rest (nil if nothing is left); the caller runs it.
+// no longer held (prepare, then hold). What is left, unpausing the copies, the wait for the garbage
+// collector to remove the retired objects and PhaseComplete, is rest (nil if nothing is left); the
+// caller runs it.
 func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Direction) (rest func(context.Context) error, err error) {
+	if ctx, err = m.withRun(ctx); err != nil {
+		return nil, err
+	}
+	p, err := m.prepare(ctx, namespace, dir)
+	if err != nil || p.done {
+		return nil, err
+	}
+	return m.hold(ctx, p)
+}
+
+// withRun reads what a run (or a wave of runs) reads once: the CRDs and the namespaced resources.
+func (m *Migrator) withRun(ctx context.Context) (context.Context, error) {
+	ctx, err := m.withCRDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.withResources(ctx)
+}
+
+// prepared is a namespace prepare made ready for hold.
+type prepared struct {
+	namespace string
+	dir       translate.Direction
+	st        nsState
+	// done: nothing to move (PhaseComplete was reported).
+	done bool
+}
+
+// prepare does the part of a move before writes are held, which MigrateNamespaces runs for the next
+// namespace while the previous one is held: the guard check, the namespace's state, and pausing the
+// source objects if the move begins here (at PhasePausing). A namespace at the destination with no move
+// to finish is done (PhaseComplete reported), unless it holds objects in the upstream groups without
+// having been adopted (an error).
+func (m *Migrator) prepare(ctx context.Context, namespace string, dir translate.Direction) (*prepared, error) {
 	r := rolesOf(dir)
+	start := time.Now()
 	if err := m.checkGuard(ctx); err != nil {
 		return nil, err
 	}
@@ -297,10 +334,8 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 	if err != nil {
 		return nil, err
 	}
-	if ctx, err = m.withCRDs(ctx); err != nil {
-		return nil, err
-	}
-	other := reverse(dir).String()
+	m.timed(namespace, "prepare", start)
+	p := &prepared{namespace: namespace, dir: dir, st: st}
 	switch st.mode {
 	case r.src:
 		// Whatever a move in the other direction left here (paused objects of an aborted run, its annotations
@@ -308,44 +343,51 @@ func (m *Migrator) run(ctx context.Context, namespace string, dir translate.Dire
 		if err := m.pause(ctx, namespace, dir); err != nil {
 			return nil, err
 		}
-		fallthrough
-	case r.srcHeld:
-		if st.mode == r.srcHeld && st.direction != dir.String() {
-			return nil, fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
+	case r.srcHeld, r.dstHeld:
+		if st.direction != dir.String() {
+			return nil, fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, reverse(dir), st.phase)
 		}
-		if err := m.copyPhase(ctx, namespace, dir); err != nil {
+	case r.dst:
+		if st.phase != PhaseNone && st.phase != PhaseComplete {
+			break
+		}
+		// Nothing moved: make sure nothing is left on the source side that this run should have moved.
+		if toPrivate(dir) && !st.labelled {
+			snap, err := m.snapshot(ctx, namespace, dir)
+			if err != nil {
+				return nil, err
+			}
+			if len(snap.sources) > 0 {
+				return nil, fmt.Errorf("namespace %s has no %s label but holds %d objects in the upstream groups (%s, ...): adopt it first (migrate adopt) so that proxies serve them from there",
+					namespace, serving.Label, len(snap.sources), snap.sources[0])
+			}
+		}
+		m.opts.Metrics.setPhase(namespace, PhaseComplete)
+		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseComplete, Message: "nothing to do"})
+		p.done = true
+	default:
+		return nil, fmt.Errorf("namespace %s: unexpected mode %q", namespace, st.mode)
+	}
+	return p, nil
+}
+
+// hold runs the held part of a prepared move: copying, retiring, and serving the namespace from the
+// destination without holding writes (PhaseResuming). It returns resumePhase's rest.
+func (m *Migrator) hold(ctx context.Context, p *prepared) (rest func(context.Context) error, err error) {
+	namespace, dir, st, r := p.namespace, p.dir, p.st, rolesOf(p.dir)
+	held := everyKind
+	switch st.mode {
+	case r.src, r.srcHeld:
+		if held, err = m.copyPhase(ctx, namespace, dir); err != nil {
 			return nil, err
 		}
 		fallthrough
 	case r.dstHeld:
-		if st.mode == r.dstHeld && st.direction != dir.String() {
-			return nil, fmt.Errorf("namespace %s is %s by a %s move at phase %s: finish it first (the other command)", namespace, st.mode, other, st.phase)
-		}
-		if err := m.retirePhase(ctx, namespace, dir); err != nil {
+		if err := m.retirePhase(ctx, namespace, dir, held); err != nil {
 			return nil, err
 		}
-		fallthrough
-	case r.dst:
-		if st.mode == r.dst && (st.phase == PhaseNone || st.phase == PhaseComplete) {
-			// Nothing moved: make sure nothing is left on the source side that this run should have moved.
-			if toPrivate(dir) && !st.labelled {
-				snap, err := m.snapshot(ctx, namespace, dir)
-				if err != nil {
-					return nil, err
-				}
-				if len(snap.sources) > 0 {
-					return nil, fmt.Errorf("namespace %s has no %s label but holds %d objects in the upstream groups (%s, ...): adopt it first (migrate adopt) so that proxies serve them from there",
-						namespace, serving.Label, len(snap.sources), snap.sources[0])
-				}
-			}
-			m.opts.Metrics.setPhase(namespace, PhaseComplete)
-			m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseComplete, Message: "nothing to do"})
-			return nil, nil
-		}
-		return m.resumePhase(ctx, namespace, dir)
-	default:
-		return nil, fmt.Errorf("namespace %s: unexpected mode %q", namespace, st.mode)
 	}
+	return m.resumePhase(ctx, namespace, dir, held)
 }
 
 // nsState is what the Namespace records.
@@ -414,6 +456,7 @@ func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Dir
 		return nil
 	}
 	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s %s", m.opts.Grace, what)})
+	defer m.timed(namespace, "grace", time.Now())
 	t := time.NewTimer(m.opts.Grace)
 	defer t.Stop()
 	select {
@@ -422,6 +465,16 @@ func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Dir
 	case <-t.C:
 		return nil
 	}
+}
+
+// timed logs at V(2) how long a step of a namespace's move took: "timing" with namespace, step
+// ("prepare", "snapshot", "pause", "grace", "copy", "discovery", "repoint", "retire", "unpause", "gc") and
+// seconds since start, to find where a move spends its time (docs/performance.md, the fleet).
+func (m *Migrator) timed(namespace, step string, start time.Time) {
+	if m.log.GetSink() == nil {
+		return
+	}
+	m.log.V(2).Info("timing", "namespace", namespace, "step", step, "seconds", time.Since(start).Seconds())
 }
 
 func (m *Migrator) emit(e Event) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,10 +44,31 @@ var mappedGroups = func() map[string]bool {
 	return out
 }()
 
+// resourcesKey is the context key of the namespaced resources a run discovered (withResources).
+type resourcesKey struct{}
+
+// withResources discovers the namespaced resources (namespacedResources) once for a whole run or wave of
+// namespaces, as withCRDs reads the CRDs: re-pointing runs twice per namespace. A ctx that carries them
+// already is returned as it is; a resource served only from later in the run is seen by the next run.
+func (m *Migrator) withResources(ctx context.Context) (context.Context, error) {
+	if _, ok := ctx.Value(resourcesKey{}).([]schema.GroupVersionResource); ok {
+		return ctx, nil
+	}
+	resources, err := m.namespacedResources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, resourcesKey{}, resources), nil
+}
+
 // namespacedResources returns every namespaced resource the server serves (its preferred version of each
-// group) that can be listed and patched, except those of the mapped groups and subresources. A group
-// whose discovery fails is an error: a dependent there could not be re-pointed.
-func (m *Migrator) namespacedResources() ([]schema.GroupVersionResource, error) {
+// group) that can be listed and patched, except those of the mapped groups and subresources: the ones
+// withResources discovered for the run, or discovered now. A group whose discovery fails is an error: a
+// dependent there could not be re-pointed.
+func (m *Migrator) namespacedResources(ctx context.Context) ([]schema.GroupVersionResource, error) {
+	if resources, ok := ctx.Value(resourcesKey{}).([]schema.GroupVersionResource); ok {
+		return resources, nil
+	}
 	lists, err := m.discovery.ServerPreferredNamespacedResources()
 	if err != nil {
 		return nil, fmt.Errorf("discovering the namespaced resources (every one is searched for ownerReferences to re-point): %w", err)
@@ -89,10 +111,13 @@ func hasVerbs(verbs metav1.Verbs, want ...string) bool {
 // returns the references it changed (or, with dryRun, would change: then To.UID is the copy's, or "" if
 // there is no copy yet). It fails if a source that is referenced has no copy (without dryRun).
 func (m *Migrator) repoint(ctx context.Context, namespace string, snap *snapshot, dryRun bool) ([]Reference, error) {
-	resources, err := m.namespacedResources()
+	discovered := time.Now()
+	resources, err := m.namespacedResources(ctx)
 	if err != nil {
 		return nil, err
 	}
+	m.timed(namespace, "discovery", discovered)
+	defer m.timed(namespace, "repoint", time.Now())
 	copies, sources := snap.uidMap(), snap.sourceUIDs()
 	type result struct {
 		refs []Reference

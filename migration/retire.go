@@ -20,12 +20,14 @@ import (
 // source has an up-to-date copy and that no reference to a source is left, then removes the sources
 // without running their deletion logic: finalizers removed, deleted with propagationPolicy=Orphan (the
 // garbage collector then removes the references still pointing at them instead of deleting the
-// dependents) and a UID precondition. It returns when the garbage collector has removed them.
-func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir translate.Direction) error {
+// dependents) and a UID precondition. It returns when the garbage collector has removed them. held is
+// copyPhase's scope (everyKind when the run resumed here): the destination side is listed in it, the
+// source side whole, so that a source no copy was made of is found.
+func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir translate.Direction, held scope) error {
 	if err := m.relabel(ctx, namespace, dir, rolesOf(dir).dstHeld, PhaseRetiring); err != nil {
 		return err
 	}
-	snap, err := m.snapshot(ctx, namespace, dir)
+	snap, err := m.snapshotOf(ctx, namespace, dir, scope{dst: held.dst})
 	if err != nil {
 		return err
 	}
@@ -67,6 +69,7 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	}
 	orphan := metav1.DeletePropagationOrphan
 	unfinalize := mustJSON(map[string]any{"metadata": map[string]any{"finalizers": nil}})
+	retiring := time.Now()
 	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		src := snap.sources[i]
 		client := m.dynamic.Resource(src.kind.src).Namespace(namespace)
@@ -90,6 +93,7 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	if err != nil {
 		return err
 	}
+	m.timed(namespace, "retire", retiring)
 	// Writes stay held a grace period more. The proxies ended their clients' watches when they followed
 	// the label, and each client informer lists again on its own: a controller that acts once writes are
 	// released with some caches from the destination and others still from the source (a Cluster at its
@@ -99,19 +103,36 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	return m.wait(ctx, namespace, dir, PhaseRetiring, "for clients' informers to list the namespace from the copies")
 }
 
-// resumePhase serves the namespace from the destination without holding writes, then unpauses what the
-// migration paused and removes its annotations from the copies. It returns what is left of the phase:
-// waiting for the garbage collector to remove the retired objects, then recording PhaseComplete.
-func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir translate.Direction) (func(context.Context) error, error) {
+// resumePhase serves the namespace from the destination without holding writes. It returns the rest of
+// the phase, which the caller runs once the next namespace may be held: unpausing what the migration
+// paused and removing its annotations from the copies, waiting for the garbage collector to remove the
+// retired objects, then recording PhaseComplete. held is copyPhase's scope (everyKind when the run resumed
+// after it): the kinds of the copies and of the retired objects.
+func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir translate.Direction, held scope) (func(context.Context) error, error) {
 	if err := m.setNamespace(ctx, namespace, rolesOf(dir).dst, dir.String(), PhaseResuming); err != nil {
 		return nil, err
 	}
-	// The copies are the sources of the reverse direction.
-	snap, err := m.snapshot(ctx, namespace, reverse(dir))
-	if err != nil {
-		return nil, err
-	}
-	err = m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
+	return func(ctx context.Context) error {
+		// The copies are the sources of the reverse direction, the retired objects its destination side.
+		snap, err := m.snapshotOf(ctx, namespace, reverse(dir), scope{src: held.dst, dst: held.src})
+		if err != nil {
+			return err
+		}
+		if err := m.unpause(ctx, namespace, dir, snap); err != nil {
+			return err
+		}
+		if err := m.waitRetired(ctx, namespace, dir, snap.copies); err != nil {
+			return err
+		}
+		return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
+	}, nil
+}
+
+// unpause removes CAPI's pause annotation from the copies (snap's sources) the migration paused, and the
+// migration's annotations from every copy.
+func (m *Migrator) unpause(ctx context.Context, namespace string, dir translate.Direction, snap *snapshot) error {
+	defer m.timed(namespace, "unpause", time.Now())
+	return m.forEach(ctx, len(snap.sources), func(i int, done func() int) error {
 		c := snap.sources[i]
 		annotations := c.u.GetAnnotations()
 		remove := map[string]any{}
@@ -133,16 +154,6 @@ func (m *Migrator) resumePhase(ctx context.Context, namespace string, dir transl
 		m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "unpause", Object: c.String(), Done: done(), Total: len(snap.sources)})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context) error {
-		// The retired objects are the destination side of the reverse direction.
-		if err := m.waitRetired(ctx, namespace, dir, snap.copies); err != nil {
-			return err
-		}
-		return m.setNamespace(ctx, namespace, "", dir.String(), PhaseComplete)
-	}, nil
 }
 
 // sameContent reports whether a copy holds the content of want (a desired copy without its status) and
@@ -195,6 +206,7 @@ func (m *Migrator) waitRetired(ctx context.Context, namespace string, dir transl
 	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: PhaseResuming, Step: "wait", Total: len(waiting),
 		Message: fmt.Sprintf("waiting for the garbage collector to remove %d retired objects", len(waiting))})
 	progress := time.Now()
+	defer m.timed(namespace, "gc", progress)
 	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		for len(waiting) > 0 {
 			o := waiting[0]

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,8 +190,38 @@ func groupSide(dir translate.Direction) string {
 	return "private"
 }
 
+// scope limits a snapshot to some kinds, by their upstream GroupKind: src on the source side, dst on the
+// destination side; a nil set lists every mapped kind on that side (and, on the source side, counts the
+// objects of the kinds the route table does not know). Within a held window only the migration writes
+// the kinds it moves, so once one snapshot there listed every kind, the later ones list the kinds it
+// found (seen) instead of every mapped kind, most of them empty.
+type scope struct {
+	src, dst map[schema.GroupKind]bool
+}
+
+// everyKind lists every mapped kind on both sides.
+var everyKind = scope{}
+
+// seen returns the kinds that have objects in the snapshot, on either side.
+func (s *snapshot) seen() map[schema.GroupKind]bool {
+	out := map[schema.GroupKind]bool{}
+	for _, src := range s.sources {
+		out[src.kind.upstream] = true
+	}
+	for k := range s.copies {
+		out[k.kind] = true
+	}
+	return out
+}
+
 // snapshot reads the CRDs of both groups and every object of the mapped kinds in the namespace.
 func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate.Direction) (*snapshot, error) {
+	return m.snapshotOf(ctx, namespace, dir, everyKind)
+}
+
+// snapshotOf is snapshot of the kinds in sc.
+func (m *Migrator) snapshotOf(ctx context.Context, namespace string, dir translate.Direction, sc scope) (*snapshot, error) {
+	defer m.timed(namespace, "snapshot", time.Now())
 	crdList, err := m.listCRDs(ctx)
 	if err != nil {
 		return nil, err
@@ -240,11 +271,16 @@ func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate
 	unknownCounts := make([]int, len(unknown))
 	unknownErrs := make([]error, len(unknown))
 	var jobs []func()
+	if sc.src != nil {
+		unknown = nil
+	}
 	for i, k := range s.kinds {
-		jobs = append(jobs, func() {
-			srcResults[i].objs, srcResults[i].err = m.listObjects(ctx, namespace, k, k.src)
-		})
-		if k.dstServed {
+		if sc.src == nil || sc.src[k.upstream] {
+			jobs = append(jobs, func() {
+				srcResults[i].objs, srcResults[i].err = m.listObjects(ctx, namespace, k, k.src)
+			})
+		}
+		if k.dstServed && (sc.dst == nil || sc.dst[k.upstream]) {
 			jobs = append(jobs, func() {
 				dstResults[i].objs, dstResults[i].err = m.listObjects(ctx, namespace, k, k.dst)
 			})
@@ -289,10 +325,14 @@ func (m *Migrator) snapshot(ctx context.Context, namespace string, dir translate
 // crdsKey is the context key of the CRDs a run read (withCRDs).
 type crdsKey struct{}
 
-// withCRDs reads the CRDs once for a whole run: they are large (every CAPI and provider schema), and a
-// run reads the namespace many times. A run does not expect CRDs to change while it runs; a CRD installed
-// meanwhile is seen by the next run.
+// withCRDs reads the CRDs once for a whole run (or, from MigrateNamespaces and RollbackNamespaces, for a
+// whole wave of namespaces): they are large (every CAPI and provider schema), and a run reads the
+// namespace many times. A ctx that carries them already is returned as it is. A run does not expect CRDs
+// to change while it runs; a CRD installed meanwhile is seen by the next run.
 func (m *Migrator) withCRDs(ctx context.Context) (context.Context, error) {
+	if _, ok := ctx.Value(crdsKey{}).([]*apiextensionsv1.CustomResourceDefinition); ok {
+		return ctx, nil
+	}
 	crds, err := m.listCRDs(ctx)
 	if err != nil {
 		return nil, err

@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,7 +52,8 @@ func envInt(b *testing.B, name string, def int) int {
 // Once per run (-benchtime 1x): wall-s is the whole run; held-p50-s and held-max-s the writes held per
 // namespace; gc-share the part of the namespaces' moves spent waiting for the garbage collector; gc-tail-s
 // the time from the release of the last namespace's writes to the end; s-<phase>/ns the seconds per
-// namespace in each phase. Afterwards nothing may be lost: every object is in the private groups with its
+// namespace in each phase; the log has the migration's V(2) timing lines summed per namespace by the
+// phase it was in (stepTimes). Afterwards nothing may be lost: every object is in the private groups with its
 // spec and labels (and, without the manager, status and annotations) translated, every ownerReference
 // names a live copy, no Secret was collected, and the upstream groups are empty.
 func BenchmarkMigrateNamespaces(b *testing.B) {
@@ -114,7 +117,8 @@ func BenchmarkMigrateNamespaces(b *testing.B) {
 	w := newWindows()
 	cfg := env.DirectConfig(env.AdminToken)
 	cfg.QPS, cfg.Burst = float32(envInt(b, "QPS", 200)), envInt(b, "QPS", 200)*2 // the command's (proxy/migrate.go)
-	m, err := migration.New(migration.Options{Config: cfg, Grace: grace, Overlap: overlap, Progress: w.event})
+	steps := &stepTimes{w: w, sum: map[string]time.Duration{}, count: map[string]int{}}
+	m, err := migration.New(migration.Options{Config: cfg, Grace: grace, Overlap: overlap, Progress: w.event, Log: logr.New(steps)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,6 +157,8 @@ func BenchmarkMigrateNamespaces(b *testing.B) {
 	b.Logf("%d namespaces, %d objects, overlap %d, grace %s, manager %v: wall %s, held p50 %s max %s, GC wait %s of %s of moves (%.0f%%)",
 		n, objects, overlap, grace, withManager, wall.Round(time.Millisecond), held[len(held)/2].Round(time.Millisecond),
 		held[len(held)-1].Round(time.Millisecond), gc.Round(time.Second), total.Round(time.Second), 100*gc.Seconds()/total.Seconds())
+
+	b.Logf("per namespace, by the phase it was in (held: writes held), the migration's timing log lines:\n%s", steps.table(n))
 
 	// Nothing lost.
 	for _, ns := range namespaces {
@@ -199,4 +205,67 @@ func checkFleetMoved(ctx context.Context, b *testing.B, c clients, ns string, be
 		b.Errorf("%s: Secrets changed (-before +after):\n%s", ns, diff)
 	}
 	checkOwners(ctx, b, c, ns, translate.ToPrivate)
+}
+
+// stepTimes is a logr.LogSink that sums the durations of the migration's V(2) "timing" lines (Migrator.timed)
+// by the phase the namespace was in when the step ended, as windows saw it from the events: where one
+// namespace's move spends its time.
+type stepTimes struct {
+	w     *windows
+	mu    sync.Mutex
+	sum   map[string]time.Duration // "<phase>/<step>"
+	count map[string]int
+}
+
+func (s *stepTimes) Init(logr.RuntimeInfo)  {}
+func (s *stepTimes) Enabled(level int) bool { return level <= 2 }
+func (s *stepTimes) Info(_ int, msg string, kv ...any) {
+	if msg != "timing" {
+		return
+	}
+	var ns, step string
+	var seconds float64
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch kv[i] {
+		case "namespace":
+			ns, _ = kv[i+1].(string)
+		case "step":
+			step, _ = kv[i+1].(string)
+		case "seconds":
+			seconds, _ = kv[i+1].(float64)
+		}
+	}
+	s.w.mu.Lock()
+	phase := string(s.w.phase[ns])
+	_, held := s.w.held[ns]
+	s.w.mu.Unlock()
+	if phase == "" {
+		phase = "(before)"
+	}
+	if held {
+		phase += " (held)"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sum[phase+"/"+step] += time.Duration(seconds * float64(time.Second))
+	s.count[phase+"/"+step]++
+}
+func (s *stepTimes) Error(error, string, ...any)    {}
+func (s *stepTimes) WithValues(...any) logr.LogSink { return s }
+func (s *stepTimes) WithName(string) logr.LogSink   { return s }
+
+// table is one line per phase and step: seconds and times per namespace.
+func (s *stepTimes) table(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys []string
+	for k := range s.sum {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&out, "  %-32s %6.2f s  %5.1f times\n", k, s.sum[k].Seconds()/float64(n), float64(s.count[k])/float64(n))
+	}
+	return out.String()
 }
