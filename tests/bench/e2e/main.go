@@ -13,8 +13,8 @@
 // PartialObjectMetadataList in protobuf as a metadata-only informer asks for it, and the Table kubectl get
 // asks for),
 // WATCH write->event latency, CREATE c=16 throughput, CPU per operation of the two proxies from /proc
-// (per LIST also the client's, this process's, which decompresses a gzip'ed answer as client-go does)
-// (per create also of kube-apiserver, etcd, kube-controller-manager and the webhook's proxy), their idle
+// (per LIST also the client's, this process's, which decompresses a gzip'ed answer as client-go does;
+// per create also of kube-apiserver, etcd, kube-controller-manager and the webhook's proxy), their idle
 // RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over HTTP/2,
 // opened 100 at a time, -writes patches, the time until every watcher has seen one, directly, through
 // the bare proxy and through the proxy) with the RSS of both proxies idle, with the watches open,
