@@ -109,6 +109,7 @@ func NewOptions() *Options {
 		HoldRetryAfter:         server.DefaultHoldRetryAfter,
 		MetricsListen:          DefaultMetricsListen,
 		PageOutExecutable:      true,
+		GzipLoopback:           true,
 	}
 }
 
@@ -127,7 +128,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.Int64Var(&o.ConversionMaxHeldBytes, flagname.ConversionWebhookMaxHeldBytes, o.ConversionMaxHeldBytes, fmt.Sprintf("Bytes of ConversionReviews the conversion webhook holds at once, on both listeners, as they are read, wait for their turn and are converted; a review beyond it is answered 429. The proxy's memory grows by about 3 times this at most. Below %d (one review's bound), the largest reviews are refused (413); 0 means the default.", conversion.MaxBodyBytes))
 	fs.BoolVar(&o.InsecureServeHTTP, flagname.InsecureServeHTTP, o.InsecureServeHTTP, "Serve plain HTTP instead of TLS. For local debugging only: bearer tokens cross the wire in clear.")
 	fs.DurationVar(&o.ShutdownTimeout, flagname.ShutdownTimeout, o.ShutdownTimeout, "How long to wait for requests in flight on SIGTERM before closing their connections.")
-	fs.BoolVar(&o.GzipLoopback, flagname.GzipLoopback, o.GzipLoopback, "Gzip large answers to clients on a loopback address (the manager beside a sidecar proxy) as to any other, as kube-apiserver does. Off, they are answered uncompressed whatever their Accept-Encoding says (HTTP allows it): over loopback compression saves no time and costs CPU on both sides.")
+	fs.BoolVar(&o.GzipLoopback, flagname.GzipLoopback, o.GzipLoopback, "Gzip large answers to clients on a loopback address (the manager beside a sidecar proxy) as to any other, as kube-apiserver does. Off, they are answered uncompressed whatever their Accept-Encoding says (HTTP allows it); measured over TLS on loopback, that costs both sides more CPU than level-1 gzip (docs/performance.md).")
 
 	fs = fss.FlagSet("backend")
 	fs.StringVar(&o.Kubeconfig, flagname.Kubeconfig, o.Kubeconfig, "Kubeconfig of the backend kube-apiserver. Its server address and TLS trust serve every request; its credentials serve the proxy's own reads (the Namespaces it follows, the CRDs whose contract labels it resolves) and, in sidecar mode, every request too; in pass-through mode clients' requests carry their own. In sidecar mode, without it and --backend-url: the pod's service account. Exclusive with --backend-url.")

@@ -80,8 +80,7 @@
 // 128 KiB is gzip'ed for a client that accepts it, at kube-apiserver's level, as kube-apiserver does
 // (watches are not); a compressed answer that names no private group, and an answer the proxy passes
 // through, keep the backend's encoding (package internal/gzip). A client on a loopback address (the manager
-// beside a sidecar proxy) is answered uncompressed unless Options.GzipLoopback: over loopback gzip saves
-// no time and costs CPU on both sides.
+// beside a sidecar proxy) is answered the same way, or uncompressed without Options.GzipLoopback.
 package server
 
 import (
@@ -173,10 +172,12 @@ type Options struct {
 	// of its executable that the burst touched (pageout.Executable; package memrelease).
 	PageOutExecutable bool
 	// GzipLoopback gzips answers to clients on a loopback address as to any other: as kube-apiserver, a
-	// translated answer over 128 KiB for a client whose Accept-Encoding names gzip. Unset, such a client
-	// (the manager beside a sidecar proxy) is answered uncompressed whatever its Accept-Encoding says, as
-	// HTTP allows (RFC 9110 section 12.5.3: identity is always acceptable unless excluded): over loopback
-	// compression saves no time and costs CPU on both sides (withLoopbackIdentity).
+	// translated answer over 128 KiB for a client whose Accept-Encoding names gzip (--gzip-loopback, on by
+	// default). Unset, such a client (the manager beside a sidecar proxy) is answered uncompressed
+	// whatever its Accept-Encoding says, as HTTP allows (RFC 9110 section 12.5.3: identity is always
+	// acceptable unless excluded; withLoopbackIdentity). Over TLS on loopback that costs the proxy and
+	// the client more CPU than kube-apiserver's level-1 gzip (docs/performance.md, "Compression on
+	// loopback").
 	GzipLoopback bool
 }
 
