@@ -81,7 +81,7 @@ func TestWire(t *testing.T) {
 	})
 
 	t.Run("a loopback client is answered uncompressed", func(t *testing.T) {
-		// Without --gzip-loopback (a sidecar's proxy), what the proxy would gzip for a client elsewhere
+		// With --gzip-loopback=false, what the proxy would gzip for a client elsewhere
 		// goes uncompressed to a client on loopback, as HTTP allows: a translated list and object, a
 		// list of a resource of no mapped group (passed through) and OpenAPI v2.
 		sidecar := newRawClient(t, startOwnProxy(t, "--gzip-loopback=false").p.Config(env.AdminToken))

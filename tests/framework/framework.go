@@ -302,9 +302,9 @@ func (e *Env) StartProxyWithCert(ctx context.Context, bin string, certPEM, keyPE
 		"--kubeconfig", filepath.Join(e.Dir, "admin.kubeconfig"),
 		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
 		"--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
-		// The tests' clients reach the proxy on loopback, but stand for the shared topology's, which
-		// kube-apiserver and the proxy answer gzip'ed; "--gzip-loopback=false" among extraArgs makes a
-		// sidecar's proxy.
+		// The tests' clients reach the proxy on loopback, and are answered gzip'ed as kube-apiserver
+		// answers them (the default, said here so that a test does not depend on it);
+		// "--gzip-loopback=false" among extraArgs answers them uncompressed.
 		"--gzip-loopback",
 		"-v", "2",
 	}, extraArgs...)
