@@ -173,7 +173,13 @@ func TestMigrateWhileCAPIManagerRuns(t *testing.T) {
 // waitReconciled waits until the manager has observed the MachineDeployment's generation.
 func waitReconciled(ctx context.Context, t testing.TB, c dynamic.Interface, ns, name string) {
 	t.Helper()
-	waitFor(ctx, t, "MachineDeployment "+name+" to be reconciled", func(ctx context.Context) (bool, error) {
+	waitReconciledWithin(ctx, t, c, ns, name, 90*time.Second)
+}
+
+// waitReconciledWithin is waitReconciled with a timeout of its own.
+func waitReconciledWithin(ctx context.Context, t testing.TB, c dynamic.Interface, ns, name string, timeout time.Duration) {
+	t.Helper()
+	waitForWithin(ctx, t, "MachineDeployment "+name+" to be reconciled", timeout, func(ctx context.Context) (bool, error) {
 		md, err := c.Resource(machineDeployments).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -185,7 +191,13 @@ func waitReconciled(ctx context.Context, t testing.TB, c dynamic.Interface, ns, 
 
 func waitFor(ctx context.Context, t testing.TB, what string, cond wait.ConditionWithContextFunc) {
 	t.Helper()
-	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, cond); err != nil {
+	waitForWithin(ctx, t, what, 90*time.Second, cond)
+}
+
+// waitForWithin is waitFor with a timeout of its own.
+func waitForWithin(ctx context.Context, t testing.TB, what string, timeout time.Duration, cond wait.ConditionWithContextFunc) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
