@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/flate"
+
+	"github.com/openshift/hypershift-capi-proxy/proxy/internal/spool"
 )
 
 // A protobuf list states its length before its items, so nothing of its answer can be sent before its
@@ -31,15 +33,12 @@ var flateWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// heldBlock is the size of the slices Deferred holds its compressed output in.
-const heldBlock = 64 << 10
-
 // Deferred is an io.Writer that compresses what is written at kube-apiserver's level, holds it in
-// blocks of heldBlock compressed bytes, and gives it back once, after a head given last (Member), or
+// blocks of spool.BlockSize compressed bytes (spool.Blocks), and gives it back once, after a head given last (Member), or
 // uncompressed (Reader). It is not safe for concurrent use.
 type Deferred struct {
 	fw      *flate.Writer
-	held    held
+	held    spool.Blocks
 	crc     uint32
 	written int64
 	err     error
@@ -69,7 +68,7 @@ func (d *Deferred) Write(p []byte) (int, error) {
 func (d *Deferred) Len() int64 { return d.written }
 
 // Held is the number of compressed bytes held, less what has been read back.
-func (d *Deferred) Held() int64 { return d.held.len() }
+func (d *Deferred) Held() int64 { return d.held.Len() }
 
 // end ends the writing: the compressor's final block is written and the compressor given back.
 func (d *Deferred) end() error {
@@ -91,7 +90,7 @@ func (d *Deferred) Discard() {
 		flateWriters.Put(d.fw)
 		d.fw = nil
 	}
-	d.held = held{}
+	d.held = spool.Blocks{}
 }
 
 // Member ends the writing and returns a reader of one gzip member (RFC 1952) whose content is head
@@ -151,46 +150,6 @@ func (c *chunk) Read(p []byte) (int, error) {
 	n := copy(p, c.b)
 	c.b = c.b[n:]
 	return n, nil
-}
-
-// held holds bytes in slices of heldBlock and reads them back, letting each go once read.
-type held struct {
-	blocks [][]byte
-}
-
-func (h *held) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		if len(h.blocks) == 0 || len(h.blocks[len(h.blocks)-1]) == heldBlock {
-			h.blocks = append(h.blocks, make([]byte, 0, heldBlock))
-		}
-		last := &h.blocks[len(h.blocks)-1]
-		k := min(len(p), heldBlock-len(*last))
-		*last = append(*last, p[:k]...)
-		p = p[k:]
-	}
-	return n, nil
-}
-
-func (h *held) Read(p []byte) (int, error) {
-	for len(h.blocks) > 0 && len(h.blocks[0]) == 0 {
-		h.blocks[0] = nil
-		h.blocks = h.blocks[1:]
-	}
-	if len(h.blocks) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, h.blocks[0])
-	h.blocks[0] = h.blocks[0][n:]
-	return n, nil
-}
-
-func (h *held) len() int64 {
-	var n int64
-	for _, b := range h.blocks {
-		n += int64(len(b))
-	}
-	return n
 }
 
 // crc32Combine is the CRC-32 (IEEE) of A followed by B from crcA, the CRC-32 of A, crcB, that of B, and

@@ -67,30 +67,26 @@ func TestReleasesAfterBurstsOfOpens(t *testing.T) {
 	if m.pending || m.released != releaseMinWatches+1 {
 		t.Fatalf("after the release: pending=%t, released=%d, want false, %d", m.pending, m.released, releaseMinWatches+1)
 	}
-	for range releaseMinWatches - 1 {
+	// openTo opens watches up to one short of open, where no release may be pending yet, and then one
+	// more, which must schedule it.
+	openTo := func(open int) {
+		t.Helper()
+		for m.open < open-1 {
+			m.Started()
+		}
+		if m.pending {
+			t.Fatalf("a release was scheduled with %d watches open after a release at %d", m.open, m.released)
+		}
 		m.Started()
+		if !m.pending {
+			t.Fatalf("no release scheduled with %d watches open after a release at %d", m.open, m.released)
+		}
+		fire()
 	}
-	if m.pending {
-		t.Fatalf("a release was scheduled with %d watches open after a release at %d", m.open, m.released)
-	}
-	m.Started()
-	if !m.pending {
-		t.Fatalf("no release scheduled with %d watches open after a release at %d", m.open, m.released)
-	}
-	fire()
-	m.released = 1000 // then steps of a quarter
+	openTo(m.open + releaseMinWatches) // steps of releaseMinWatches while they are more than a quarter
+	m.released = 1000                  // then steps of a quarter
 	m.open = 1000
-	for m.open < 1249 {
-		m.Started()
-	}
-	if m.pending {
-		t.Fatalf("a release was scheduled with %d watches open after a release at %d", m.open, m.released)
-	}
-	m.Started()
-	if !m.pending {
-		t.Fatalf("no release scheduled with %d watches open after a release at %d", m.open, m.released)
-	}
-	fire()
+	openTo(1250)
 
 	// A burst of ends' release, pending, is kept as it is by opens.
 	for m.open > m.peak/2 {

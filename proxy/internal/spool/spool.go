@@ -7,7 +7,6 @@
 package spool
 
 import (
-	"bytes"
 	"errors"
 	"io"
 
@@ -21,7 +20,7 @@ const BlockSize = 64 << 10
 // Spool is an io.Writer whose bytes Reader gives back. It is not safe for concurrent use.
 type Spool struct {
 	w       *s2.Writer
-	blocks  blocks
+	blocks  Blocks
 	written int64
 	err     error
 }
@@ -48,13 +47,7 @@ func (s *Spool) Write(p []byte) (int, error) {
 func (s *Spool) Len() int64 { return s.written }
 
 // Held is the number of bytes the spool holds: compressed, and less what has been read back.
-func (s *Spool) Held() int64 {
-	var n int64
-	for _, b := range s.blocks.held {
-		n += int64(len(b))
-	}
-	return n
-}
+func (s *Spool) Held() int64 { return s.blocks.Len() }
 
 var errRead = errors.New("spool: written to after it was read")
 
@@ -71,18 +64,30 @@ func (s *Spool) Reader() (io.Reader, error) {
 	return s2.NewReader(&s.blocks, s2.ReaderMaxBlockSize(BlockSize)), nil
 }
 
-// blocks holds what the S2 writer wrote, one slice per write, and reads it back, letting each go once
-// read.
-type blocks struct {
+// Blocks holds bytes in slices of BlockSize, copied as they are written (a writer may reuse what it
+// writes), and reads them back once, letting each slice go once read: the Spool's S2 stream, and the
+// compressed answer of gzip.Deferred. Writes after a read are not supported. The zero value is empty.
+type Blocks struct {
 	held [][]byte
 }
 
-func (b *blocks) Write(p []byte) (int, error) {
-	b.held = append(b.held, bytes.Clone(p)) // the writer reuses p
-	return len(p), nil
+// Write implements io.Writer. It never fails.
+func (b *Blocks) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if len(b.held) == 0 || len(b.held[len(b.held)-1]) == BlockSize {
+			b.held = append(b.held, make([]byte, 0, BlockSize))
+		}
+		last := &b.held[len(b.held)-1]
+		k := min(len(p), BlockSize-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
+	return n, nil
 }
 
-func (b *blocks) Read(p []byte) (int, error) {
+// Read implements io.Reader.
+func (b *Blocks) Read(p []byte) (int, error) {
 	for len(b.held) > 0 && len(b.held[0]) == 0 {
 		b.held[0] = nil
 		b.held = b.held[1:]
@@ -93,4 +98,13 @@ func (b *blocks) Read(p []byte) (int, error) {
 	n := copy(p, b.held[0])
 	b.held[0] = b.held[0][n:]
 	return n, nil
+}
+
+// Len is the number of bytes held: written, less what has been read back.
+func (b *Blocks) Len() int64 {
+	var n int64
+	for _, h := range b.held {
+		n += int64(len(h))
+	}
+	return n
 }
