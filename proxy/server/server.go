@@ -176,8 +176,8 @@ type Options struct {
 	// default). Unset, such a client (the manager beside a sidecar proxy) is answered uncompressed
 	// whatever its Accept-Encoding says, as HTTP allows (RFC 9110 section 12.5.3: identity is always
 	// acceptable unless excluded; withLoopbackIdentity). Over TLS on loopback that costs the proxy and
-	// the client more CPU than kube-apiserver's level-1 gzip (docs/performance.md, "Compression on
-	// loopback").
+	// the client more CPU than kube-apiserver's level-1 gzip (docs/performance.md, "Per
+	// topology").
 	GzipLoopback bool
 }
 
