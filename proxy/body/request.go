@@ -22,9 +22,11 @@ import (
 	"github.com/openshift/hypershift-capi-proxy/translate"
 )
 
-// maxPresize bounds the buffer ReadAll allocates up front from a declared length: 8 MiB, above the
-// largest object etcd stores (1.5 MiB by default); a longer body grows the buffer as it is read.
-const maxPresize = 8 << 20
+// maxPresize bounds the buffer ReadAll allocates up front from a declared length: 64 KiB, more than
+// nearly every CAPI object, so that a client declaring a large body it does not send (before the
+// apiserver has authenticated it) holds no more than a copy buffer's worth; a longer body grows the
+// buffer as it is read, as with io.ReadAll.
+const maxPresize = 64 << 10
 
 // ReadAll reads r to its end, as io.ReadAll does, into a buffer sized up front for the size bytes a
 // request's or response's Content-Length declares (ContentLength; -1 or 0 when unknown, up to
