@@ -1,6 +1,7 @@
 package gzip
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -114,7 +115,7 @@ func (d *Deferred) Member(head []byte) (io.Reader, error) {
 	crc := crc32Combine(crc32.ChecksumIEEE(head), d.crc, d.written)
 	trailer := binary.LittleEndian.AppendUint32(nil, crc)
 	trailer = binary.LittleEndian.AppendUint32(trailer, uint32(int64(len(head))+d.written))
-	return io.MultiReader(&chunk{b: start}, &d.held, &chunk{b: trailer}), nil
+	return io.MultiReader(bytes.NewReader(start), &d.held, bytes.NewReader(trailer)), nil
 }
 
 // Reader ends the writing and returns a reader of the bytes written, decompressed, for an answer too
@@ -138,18 +139,6 @@ func SetCompressed(resp *http.Response, body io.ReadCloser) {
 	resp.Header.Set("Content-Encoding", "gzip")
 	resp.Header.Add("Vary", "Accept-Encoding")
 	resp.Header.Del("Content-Length")
-}
-
-// chunk reads b once.
-type chunk struct{ b []byte }
-
-func (c *chunk) Read(p []byte) (int, error) {
-	if len(c.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, c.b)
-	c.b = c.b[n:]
-	return n, nil
 }
 
 // crc32Combine is the CRC-32 (IEEE) of A followed by B from crcA, the CRC-32 of A, crcB, that of B, and
