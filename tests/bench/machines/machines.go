@@ -5,6 +5,7 @@
 package machines
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -19,6 +20,46 @@ const (
 	upstreamBoot     = "bootstrap.cluster.x-k8s.io"
 	upstreamInfra    = "infrastructure.cluster.x-k8s.io"
 )
+
+// OwnerName names the MachineSet that owns every Machine of this package (its controller
+// ownerReference), and OwnerUID is the uid that ownerReference names. kube-controller-manager's garbage
+// collector deletes a stored Machine whose owner does not exist, so a benchmark that stores Machines
+// creates their owner (MachineSet) and names its uid instead (WithOwnerUID).
+const (
+	OwnerName = "hc1-workers-7d9f8"
+	OwnerUID  = "5f1b2c3d-0000-4000-8000-000000000002"
+)
+
+// MachineSet returns the body of a create of the MachineSet OwnerName in namespace, which selects the
+// Machines of this package by their set-name label: the fields its CRD requires, in the private or the
+// upstream groups.
+func MachineSet(namespace string, private bool) []byte {
+	g := groupsOf(private)
+	selector := obj{"cluster.x-k8s.io/set-name": OwnerName}
+	return encode(obj{
+		"apiVersion": g[0] + "/v1beta2", "kind": "MachineSet",
+		"metadata": obj{"name": OwnerName, "namespace": namespace},
+		"spec": obj{
+			"clusterName": "hc1",
+			"replicas":    0,
+			"selector":    obj{"matchLabels": selector},
+			"template": obj{
+				"metadata": obj{"labels": selector},
+				"spec": obj{
+					"clusterName":       "hc1",
+					"bootstrap":         obj{"dataSecretName": OwnerName + "-user-data"},
+					"infrastructureRef": obj{"apiGroup": g[2], "kind": "AWSMachineTemplate", "name": OwnerName},
+				},
+			},
+		},
+	})
+}
+
+// WithOwnerUID returns body (of Create or Object) with its owner's uid OwnerUID replaced by uid, a uid
+// of the same length (a UUID as kube-apiserver sets it), so that the body's size stays the same.
+func WithOwnerUID(body []byte, uid string) []byte {
+	return bytes.ReplaceAll(body, []byte(OwnerUID), []byte(uid))
+}
 
 // Object returns Machine name in namespace as kube-apiserver would return it, with metadata.uid and
 // resourceVersion set, status and managedFields included: about 6.1 KB. private says which groups the
@@ -100,8 +141,8 @@ func object(name, namespace string, private, stored bool) obj {
 		},
 		"finalizers": []string{"machine.cluster.x-k8s.io"},
 		"ownerReferences": []obj{{
-			"apiVersion": gv, "kind": "MachineSet", "name": "hc1-workers-7d9f8",
-			"uid": "5f1b2c3d-0000-4000-8000-000000000002", "controller": true, "blockOwnerDeletion": true,
+			"apiVersion": gv, "kind": "MachineSet", "name": OwnerName,
+			"uid": OwnerUID, "controller": true, "blockOwnerDeletion": true,
 		}},
 		"generation": 3,
 	}
@@ -138,7 +179,7 @@ func object(name, namespace string, private, stored bool) obj {
 				"f:metadata": obj{"f:labels": obj{".": obj{}, "f:cluster.x-k8s.io/cluster-name": obj{}, "f:cluster.x-k8s.io/set-name": obj{},
 					"f:cluster.x-k8s.io/deployment-name": obj{}, "f:machine-template-hash": obj{}, "f:hypershift.openshift.io/nodePool": obj{}},
 					"f:annotations":     obj{".": obj{}, "f:cluster.x-k8s.io/cloned-from-name": obj{}, "f:cluster.x-k8s.io/cloned-from-groupkind": obj{}},
-					"f:ownerReferences": obj{`k:{"uid":"5f1b2c3d-0000-4000-8000-000000000002"}`: obj{}}},
+					"f:ownerReferences": obj{`k:{"uid":"` + OwnerUID + `"}`: obj{}}},
 				"f:spec": obj{"f:clusterName": obj{}, "f:bootstrap": obj{"f:configRef": obj{"f:apiGroup": obj{}, "f:kind": obj{}, "f:name": obj{}}},
 					"f:infrastructureRef": obj{"f:apiGroup": obj{}, "f:kind": obj{}, "f:name": obj{}}, "f:version": obj{}, "f:failureDomain": obj{},
 					"f:readinessGates": obj{}, "f:deletion": obj{"f:nodeDrainTimeoutSeconds": obj{}}},
