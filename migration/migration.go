@@ -89,7 +89,8 @@ const DefaultRetireTimeout = 2 * time.Minute
 type Options struct {
 	// Config talks straight to kube-apiserver, not through the proxy, with credentials that may read,
 	// create, update and delete the mapped kinds of both groups, read CRDs, patch Namespaces, and list and
-	// patch every namespaced resource (to re-point ownerReferences).
+	// patch every namespaced resource (to re-point ownerReferences), and list leases cluster-wide (the
+	// proxies' acknowledgements; without it every wait is the whole grace period).
 	Config *rest.Config
 	// Routes is the route table; nil uses the generated one (zz_generated/routes).
 	Routes *translate.Table

@@ -53,7 +53,8 @@ controller keeps running through the proxies (package migration; docs/migration.
 
 Unlike the proxy, these commands use the kubeconfig's credentials (the current context, or the in-cluster
 service account): they talk straight to kube-apiserver, never through a proxy, and need to read and write
-the mapped kinds of both groups, patch Namespaces, and list and patch every namespaced resource.
+the mapped kinds of both groups, patch Namespaces, list and patch every namespaced resource, and list
+leases (the proxies' acknowledgements).
 A run that stops (killed, the apiserver gone) is finished by running the same command again.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
