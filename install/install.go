@@ -143,8 +143,9 @@ func InClusterKubeconfigConfigMapFor(namespace string) (*corev1.ConfigMap, error
 }
 
 // SharedObjects returns the namespaced objects of the shared topology: the ServiceAccount, the backend
-// kubeconfig ConfigMap, the Deployment, the Service and the PodDisruptionBudget. The cluster-scoped RBAC is ProxyClusterRole and
-// ProxyClusterRoleBinding; the CRDs are CRDs.
+// kubeconfig ConfigMap, the Deployment, the Service, the PodDisruptionBudget, and the Role and
+// RoleBinding of the proxies' acknowledging Leases (AcknowledgeRole). The cluster-scoped RBAC is
+// ProxyClusterRole and ProxyClusterRoleBinding; the CRDs are CRDs.
 func SharedObjects(s Shared) ([]client.Object, error) {
 	s, err := s.defaults()
 	if err != nil {
@@ -158,7 +159,8 @@ func SharedObjects(s Shared) ([]client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []client.Object{sa, kubeconfig, SharedDeployment(s), SharedService(s), SharedPodDisruptionBudget(s)}, nil
+	return []client.Object{sa, kubeconfig, SharedDeployment(s), SharedService(s), SharedPodDisruptionBudget(s),
+		AcknowledgeRole(s.Namespace), AcknowledgeRoleBinding(s.Namespace, Name)}, nil
 }
 
 // SharedDeployment is the proxy's Deployment in the shared topology: Shared.Replicas pods spread over
@@ -278,6 +280,7 @@ func proxyContainer(image string, args []string) corev1.Container {
 		Name:  Name,
 		Image: image,
 		Args:  args,
+		Env:   downwardAPIEnv(),
 		Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("10m"),
@@ -324,5 +327,51 @@ func ProxyClusterRoleBinding(namespace string) *rbacv1.ClusterRoleBinding {
 		ObjectMeta: metav1.ObjectMeta{Name: Name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: Name, Namespace: namespace}},
+	}
+}
+
+// AcknowledgeRoleName names the Role and RoleBinding that let the proxy keep its acknowledging Lease
+// (package proxy/acknowledge) in its own namespace.
+const AcknowledgeRoleName = Name + "-acknowledge"
+
+// AcknowledgeRole lets the proxy's own identity get, create, update and delete Leases in namespace,
+// where it publishes which Namespaces it applied (serving.AcknowledgeLabel) for the migration to wait
+// on. Namespaced on purpose: leases cluster-wide would let it delete other proxies' acknowledgements
+// (and any controller's leader election). Creating cannot be narrowed to a name (RBAC checks
+// resourceNames of creates against nothing), so it is not narrowed at all.
+func AcknowledgeRole(namespace string) *rbacv1.Role {
+	return &rbacv1.Role{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+		ObjectMeta: metav1.ObjectMeta{Name: AcknowledgeRoleName, Namespace: namespace},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update", "delete"}},
+		},
+	}
+}
+
+// AcknowledgeRoleBinding binds AcknowledgeRole in namespace to the service accounts of namespace the
+// proxies run as (Name in the shared topology; the pods' in a sidecar).
+func AcknowledgeRoleBinding(namespace string, serviceAccounts ...string) *rbacv1.RoleBinding {
+	b := &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: AcknowledgeRoleName, Namespace: namespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: AcknowledgeRoleName},
+	}
+	for _, sa := range serviceAccounts {
+		b.Subjects = append(b.Subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: namespace})
+	}
+	return b
+}
+
+// downwardAPIEnv are the environment variables the proxy reads its pod's name, namespace and UID from
+// (the acknowledging Lease's namespace, name and owner).
+func downwardAPIEnv() []corev1.EnvVar {
+	field := func(name, path string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+	}
+	return []corev1.EnvVar{
+		field(flagname.EnvPodName, "metadata.name"),
+		field(flagname.EnvPodNamespace, "metadata.namespace"),
+		field(flagname.EnvPodUID, "metadata.uid"),
 	}
 }

@@ -2,6 +2,7 @@ package install_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/openshift/hypershift-capi-proxy/install"
@@ -32,6 +34,55 @@ func TestShared(t *testing.T) {
 	}
 	if pdb := install.SharedPodDisruptionBudget(install.Shared{Namespace: "hypershift"}); pdb.Spec.MaxUnavailable.IntValue() != 1 {
 		t.Errorf("PDB maxUnavailable %v", pdb.Spec.MaxUnavailable)
+	}
+}
+
+// TestAcknowledgeRBAC: the proxy may keep its acknowledging Lease in its own namespace only (a Role,
+// never a ClusterRole), bound to the shared topology's ServiceAccount; every proxy container gets the
+// downward API's pod name, namespace and UID, from which it names and owns the Lease.
+func TestAcknowledgeRBAC(t *testing.T) {
+	objs, err := install.SharedObjects(install.Shared{Namespace: "hypershift"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *rbacv1.Role
+	var binding *rbacv1.RoleBinding
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *rbacv1.Role:
+			role = o
+		case *rbacv1.RoleBinding:
+			binding = o
+		}
+	}
+	if role == nil || binding == nil || role.Namespace != "hypershift" || binding.Namespace != "hypershift" {
+		t.Fatalf("the shared objects hold Role %v and RoleBinding %v, want both in hypershift", role, binding)
+	}
+	if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Resources, []string{"leases"}) || !slices.Equal(role.Rules[0].APIGroups, []string{"coordination.k8s.io"}) {
+		t.Errorf("role rules %+v: want leases alone", role.Rules)
+	}
+	if binding.RoleRef.Kind != "Role" || binding.RoleRef.Name != role.Name || len(binding.Subjects) != 1 || binding.Subjects[0].Name != install.Name {
+		t.Errorf("binding %+v: want the Role bound to the ServiceAccount %s", binding, install.Name)
+	}
+	for _, r := range install.ProxyClusterRole().Rules {
+		if slices.Contains(r.Resources, "leases") {
+			t.Errorf("the proxy's ClusterRole grants leases cluster-wide: %+v", r)
+		}
+	}
+	for name, c := range map[string]corev1.Container{
+		"shared":  install.SharedDeployment(install.Shared{Namespace: "hypershift"}).Spec.Template.Spec.Containers[0],
+		"sidecar": install.SidecarContainer(install.Sidecar{}),
+	} {
+		fields := map[string]string{}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+				fields[e.Name] = e.ValueFrom.FieldRef.FieldPath
+			}
+		}
+		want := map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid"}
+		if !maps.Equal(fields, want) {
+			t.Errorf("%s container's downward API env %v, want %v", name, fields, want)
+		}
 	}
 }
 

@@ -189,7 +189,8 @@ func WebhookService(namespace string, selector map[string]string) *corev1.Servic
 
 // SidecarClusterRoleBinding grants ProxyClusterRole to the service accounts of namespace whose pods run
 // a sidecar (the sidecar's own reads carry the pod's credentials). Its name, capi-proxy-<namespace>,
-// is one per namespace.
+// is one per namespace. The sidecars' acknowledging Leases need AcknowledgeRole and
+// AcknowledgeRoleBinding in the namespace too.
 func SidecarClusterRoleBinding(namespace string, serviceAccounts ...string) *rbacv1.ClusterRoleBinding {
 	b := &rbacv1.ClusterRoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},

@@ -13,8 +13,8 @@
 //  1. Pausing (label: the source mode): every object of a mapped kind gets CAPI's cluster.x-k8s.io/paused
 //     annotation (which CAPI's and every provider's controllers honour, annotations.IsPaused) and the
 //     migration's PausedAnnotation, unless it was paused already.
-//  2. Copying (label: the source's held mode, writes answered 429 by the proxies; after a grace period for
-//     their informers): every object is created in its twin group at the source CRD's storage version,
+//  2. Copying (label: the source's held mode, writes answered 429 by the proxies; once every proxy
+//     acknowledged the label, or after a grace period for their informers at most: see below): every object is created in its twin group at the source CRD's storage version,
 //     owners first, then its status through the status subresource; a copy carries SourceUIDAnnotation and
 //     SourceResourceVersionAnnotation. Every ownerReference in the namespace to a source object (in the
 //     copies, in Secrets, ConfigMaps and every other namespaced resource the server lists) is re-pointed to
@@ -30,6 +30,12 @@
 //  4. Resuming (label: the destination mode): the copies the migration paused are unpaused, and its
 //     annotations removed; once the garbage collector has removed the retired objects (it completes
 //     orphan deletions at its client's rate limit: writes are not held meanwhile) the phase is Complete.
+//
+// After each of the two label changes that hold writes (to the source's and to the destination's held
+// mode) the migration waits for the proxies: until every live acknowledging Lease (package
+// migration/serving) reports the Namespace's resourceVersion after the change, bounded by the grace
+// period, which it waits whole when no proxy acknowledges or a Lease expired (Options.Grace,
+// Options.IgnoreAcknowledgements).
 //
 // Migrator.MigrateNamespaces (and RollbackNamespaces) moves several namespaces one after the other, and
 // begins the next one while the garbage collector finishes the previous one's retired objects: one

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	admissionregistrationclient "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -71,8 +72,13 @@ const (
 var Phases = []Phase{PhasePausing, PhaseCopying, PhaseRetiring, PhaseResuming, PhaseComplete}
 
 // DefaultGrace is how long the migration waits after each change of the serving label for proxies'
-// informers to follow it.
+// informers to follow it, at most: the wait ends once every proxy acknowledged the change (package
+// migration/serving; Options.IgnoreAcknowledgements).
 const DefaultGrace = 5 * time.Second
+
+// ackPoll is how often the wait after a change of the serving label lists the proxies' acknowledging
+// Leases.
+const ackPoll = 100 * time.Millisecond
 
 // DefaultRetireTimeout is how long the migration waits for the garbage collector to remove one more of
 // the retired sources (the orphan finalizer, which kube-controller-manager's garbage collector handles)
@@ -83,13 +89,26 @@ const DefaultRetireTimeout = 2 * time.Minute
 type Options struct {
 	// Config talks straight to kube-apiserver, not through the proxy, with credentials that may read,
 	// create, update and delete the mapped kinds of both groups, read CRDs, patch Namespaces, and list and
-	// patch every namespaced resource (to re-point ownerReferences).
+	// patch every namespaced resource (to re-point ownerReferences), and list leases cluster-wide (the
+	// proxies' acknowledgements; without it every wait is the whole grace period).
 	Config *rest.Config
 	// Routes is the route table; nil uses the generated one (zz_generated/routes).
 	Routes *translate.Table
 	// Grace is the wait after each change of the serving label; 0 is DefaultGrace, a negative value does
-	// not wait (tests without proxies).
+	// not wait (tests without proxies). After the two changes that hold writes (to the source's and to the
+	// destination's held mode) it is a bound: the wait ends as soon as every live acknowledging Lease
+	// (serving.AcknowledgeLabel, in any namespace) reports the Namespace's new resourceVersion, unless
+	// IgnoreAcknowledgements. The wait for clients' informers before writes are released is RelistGrace.
 	Grace time.Duration
+	// RelistGrace is the wait before writes are released, after the sources were retired, for the
+	// clients whose watches the proxies ended to list the namespace again from the copies: fixed, since
+	// nothing reports those lists. 0 is Grace, a negative value does not wait.
+	RelistGrace time.Duration
+	// IgnoreAcknowledgements waits the whole grace period after every change of the serving label, as
+	// if no proxy acknowledged: for a rollout of the proxies in which some that publish no Lease (older
+	// ones) still serve, whose acknowledgement the others' would otherwise stand in for. Config's
+	// credentials need list on leases (cluster-wide) unless it is set; without them every wait is whole.
+	IgnoreAcknowledgements bool
 	// RetireTimeout bounds the wait for the garbage collector to remove one more retired object (the wait
 	// fails when none has gone for this long); 0 is DefaultRetireTimeout.
 	RetireTimeout time.Duration
@@ -144,6 +163,7 @@ type Migrator struct {
 	table     *translate.Table
 	kube      corev1client.CoreV1Interface
 	admission admissionregistrationclient.AdmissionregistrationV1Interface
+	leases    coordinationv1client.CoordinationV1Interface
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
 	crds      apiextensionsclient.Interface
@@ -165,6 +185,9 @@ func New(opts Options) (*Migrator, error) {
 	if m.opts.Grace == 0 {
 		m.opts.Grace = DefaultGrace
 	}
+	if m.opts.RelistGrace == 0 {
+		m.opts.RelistGrace = m.opts.Grace
+	}
 	if m.opts.RetireTimeout == 0 {
 		m.opts.RetireTimeout = DefaultRetireTimeout
 	}
@@ -174,6 +197,9 @@ func New(opts Options) (*Migrator, error) {
 		return nil, err
 	}
 	if m.admission, err = admissionregistrationclient.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.leases, err = coordinationv1client.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
 	if m.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
@@ -419,6 +445,12 @@ func stateOf(ns *corev1.Namespace) (nsState, error) {
 // setNamespace sets the serving label (unless mode is ""), and the direction and phase annotations (unless
 // direction is ""), in one merge patch.
 func (m *Migrator) setNamespace(ctx context.Context, namespace string, mode serving.Mode, direction string, phase Phase) error {
+	_, err := m.patchNamespace(ctx, namespace, mode, direction, phase)
+	return err
+}
+
+// patchNamespace is setNamespace, returning the Namespace's resourceVersion after the patch.
+func (m *Migrator) patchNamespace(ctx context.Context, namespace string, mode serving.Mode, direction string, phase Phase) (string, error) {
 	meta := map[string]any{}
 	if mode != "" {
 		meta["labels"] = map[string]any{serving.Label: string(mode)}
@@ -428,36 +460,39 @@ func (m *Migrator) setNamespace(ctx context.Context, namespace string, mode serv
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": meta})
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := m.kube.Namespaces().Patch(ctx, namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("updating namespace %s (%s=%s, phase %s): %w", namespace, serving.Label, mode, phase, err)
+	ns, err := m.kube.Namespaces().Patch(ctx, namespace, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return "", fmt.Errorf("updating namespace %s (%s=%s, phase %s): %w", namespace, serving.Label, mode, phase, err)
 	}
 	if phase != PhaseNone {
 		m.opts.Metrics.setPhase(namespace, phase)
 	}
 	m.emit(Event{Namespace: namespace, Direction: direction, Phase: phase, Step: "label", Message: fmt.Sprintf("namespace %s=%s", serving.Label, mode)})
-	return nil
+	return ns.ResourceVersion, nil
 }
 
-// relabel sets the serving label and phase, then waits the grace period for proxies to follow.
+// relabel sets the serving label and phase, then waits for proxies to follow: until every proxy
+// acknowledged the Namespace's new resourceVersion, or the grace period (waitFollowed).
 func (m *Migrator) relabel(ctx context.Context, namespace string, dir translate.Direction, mode serving.Mode, phase Phase) error {
-	if err := m.setNamespace(ctx, namespace, mode, dir.String(), phase); err != nil {
+	rv, err := m.patchNamespace(ctx, namespace, mode, dir.String(), phase)
+	if err != nil {
 		return err
 	}
-	return m.wait(ctx, namespace, dir, phase, "for proxies to follow the label")
+	return m.waitFollowed(ctx, namespace, dir, phase, rv)
 }
 
-// wait waits the grace period (the phase contract: proxies' informers follow the label within it, and
-// their clients' informers list again within it once a proxy ended their watches); what it waits for
-// goes into the event's message.
-func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Direction, phase Phase, what string) error {
-	if m.opts.Grace <= 0 {
+// wait waits d, a grace period (the phase contract: proxies' informers follow the label within Grace,
+// and their clients' informers list again within RelistGrace once a proxy ended their watches); what it
+// waits for goes into the event's message.
+func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Direction, phase Phase, what string, d time.Duration) error {
+	if d <= 0 {
 		return nil
 	}
-	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s %s", m.opts.Grace, what)})
+	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s %s", d, what)})
 	defer m.timed(namespace, "grace", time.Now())
-	t := time.NewTimer(m.opts.Grace)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

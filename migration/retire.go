@@ -100,7 +100,7 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	// source's UID) writes what it derives from both. A real CAPI manager re-pointed a copied
 	// MachineDeployment's ownerReference at its Cluster's retired source, and the garbage collector
 	// deleted the MachineDeployment; it also created a second MachineSet beside the copied one.
-	return m.wait(ctx, namespace, dir, PhaseRetiring, "for clients' informers to list the namespace from the copies")
+	return m.wait(ctx, namespace, dir, PhaseRetiring, "for clients' informers to list the namespace from the copies", m.opts.RelistGrace)
 }
 
 // resumePhase serves the namespace from the destination without holding writes. It returns the rest of

@@ -15,7 +15,9 @@
 //
 // With --follow-namespaces (the default) it follows each Namespace's serving-mode label, which the
 // migration sets, with a metadata-only informer under its own identity (list and watch on namespaces):
-// see package cutover.
+// see package cutover. It acknowledges what it applied with a Lease in its namespace (package
+// acknowledge; --acknowledge-lease-namespace and --acknowledge-lease-name, or the downward API's
+// $POD_NAMESPACE, $POD_NAME and $POD_UID), for the migration to wait on.
 //
 // /metrics (Prometheus), /healthz and /readyz (ready while the backend answers) are served in plain HTTP
 // on --metrics-listen, a listener of their own: on --listen those paths are the backend's.
@@ -68,12 +70,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
+	"github.com/openshift/hypershift-capi-proxy/proxy/acknowledge"
 	"github.com/openshift/hypershift-capi-proxy/proxy/auth"
 	"github.com/openshift/hypershift-capi-proxy/proxy/convert"
 	"github.com/openshift/hypershift-capi-proxy/proxy/crdcache"
@@ -186,6 +191,8 @@ type proxy struct {
 	webhooks    *webhookServer
 	// synced report whether the caches have their first lists (releaseStartupMemory waits for them).
 	synced []func() bool
+	// acks publishes the Namespaces the proxy applied (nil: none); its Lease is deleted on shutdown.
+	acks *acknowledge.Publisher
 }
 
 // newProxy builds the handler chain (server.New) and its parts: the backend, the Namespaces the proxy
@@ -220,6 +227,13 @@ func newProxy(ctx context.Context, o *options.Options) (*proxy, error) {
 		// The proxy's own identity (the kubeconfig's credentials, in either authentication mode) watches
 		// the Namespaces' metadata.
 		opts.Namespaces = cutover.NewNamespaces(m)
+		if p.acks, err = acknowledger(o, backend); err != nil {
+			return nil, err
+		}
+		if p.acks != nil {
+			opts.Namespaces.Acknowledge(p.acks)
+			go p.acks.Run(ctx)
+		}
 		if err := cutover.WatchNamespaces(ctx, rest.CopyConfig(backend), opts.Namespaces); err != nil {
 			return nil, err
 		}
@@ -327,10 +341,35 @@ func (p *proxy) serve(ctx context.Context) error {
 		klog.InfoS("Closing connections still open", "err", err)
 		_ = p.api.Close()
 	}
+	if p.acks != nil {
+		// After the requests in flight: until then the proxy serves what its Lease acknowledged.
+		deleteCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := p.acks.Delete(deleteCtx); err != nil {
+			klog.ErrorS(err, "Deleting the proxy's acknowledging Lease failed: migrations wait their whole grace period until it expires or its pod is gone")
+		}
+		cancel()
+	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// acknowledger returns the Publisher of the proxy's acknowledging Lease (package acknowledge), written
+// with the proxy's own identity, or nil, logged, without --acknowledge-lease-namespace and
+// --acknowledge-lease-name (nor $POD_NAMESPACE and $POD_NAME).
+func acknowledger(o *options.Options, backend *rest.Config) (*acknowledge.Publisher, error) {
+	if o.AcknowledgeLeaseNamespace == "" || o.AcknowledgeLeaseName == "" {
+		klog.InfoS("No acknowledging Lease (no --acknowledge-lease-namespace and --acknowledge-lease-name, nor $POD_NAMESPACE and $POD_NAME): migrations wait their whole grace period for this proxy",
+			"namespace", o.AcknowledgeLeaseNamespace, "name", o.AcknowledgeLeaseName)
+		return nil, nil
+	}
+	client, err := coordinationv1client.NewForConfig(rest.CopyConfig(backend))
+	if err != nil {
+		return nil, fmt.Errorf("acknowledging lease: %w", err)
+	}
+	return acknowledge.New(client, acknowledge.Options{Namespace: o.AcknowledgeLeaseNamespace, Name: o.AcknowledgeLeaseName,
+		PodName: o.PodName, PodUID: types.UID(o.PodUID)})
 }
 
 // backendConfig returns the backend's rest.Config: --kubeconfig's, --backend-url with --backend-ca-file,

@@ -32,6 +32,7 @@ type migrateOptions struct {
 	namespaces    []string
 	dryRun        bool
 	grace         time.Duration
+	acknowledged  bool
 	retireTimeout time.Duration
 	overlap       int
 }
@@ -52,7 +53,8 @@ controller keeps running through the proxies (package migration; docs/migration.
 
 Unlike the proxy, these commands use the kubeconfig's credentials (the current context, or the in-cluster
 service account): they talk straight to kube-apiserver, never through a proxy, and need to read and write
-the mapped kinds of both groups, patch Namespaces, and list and patch every namespaced resource.
+the mapped kinds of both groups, patch Namespaces, list and patch every namespaced resource, and list
+leases (the proxies' acknowledgements).
 A run that stops (killed, the apiserver gone) is finished by running the same command again.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -80,7 +82,8 @@ A run that stops (killed, the apiserver gone) is finished by running the same co
 	}
 	for _, c := range []*cobra.Command{run, rollback} {
 		c.Flags().BoolVar(&o.dryRun, "dry-run", false, "Print the objects to move and the ownerReferences to re-point; change nothing.")
-		c.Flags().DurationVar(&o.grace, "grace-period", migration.DefaultGrace, "Wait after each change of the serving label for the proxies to follow it.")
+		c.Flags().DurationVar(&o.grace, "grace-period", migration.DefaultGrace, "Wait after each change of the serving label for the proxies to follow it (at most, while they acknowledge it: --wait-for-acknowledgements), and before writes are released for their clients to list the namespace again (whole).")
+		c.Flags().BoolVar(&o.acknowledged, "wait-for-acknowledgements", true, "End the wait after a change of the serving label once every live proxy's Lease acknowledged it, rather than after the whole --grace-period (which still bounds it, and is waited whole when no proxy publishes a Lease or one expired). Set it to false while proxies that publish no Lease (older ones) still serve beside ones that do: theirs would stand in for those. Needs list on leases, cluster-wide.")
 		c.Flags().DurationVar(&o.retireTimeout, "retire-timeout", migration.DefaultRetireTimeout, "How long to wait for the garbage collector to remove one more of the retired objects before giving up.")
 		c.Flags().IntVar(&o.overlap, "gc-overlap", migration.DefaultOverlap, "With several namespaces: how many namespaces' waits for the garbage collector may run beside the next namespace's move (each namespace's writes are held alone).")
 	}
@@ -145,8 +148,8 @@ func (o *migrateOptions) migrator(progress func(migration.Event)) (*migration.Mi
 	if grace == 0 {
 		grace = -1 // --grace-period=0: no wait (migration.Options reads 0 as its default)
 	}
-	return migration.New(migration.Options{Config: cfg, Grace: grace, RetireTimeout: o.retireTimeout, Overlap: o.overlap,
-		Progress: progress})
+	return migration.New(migration.Options{Config: cfg, Grace: grace, IgnoreAcknowledgements: !o.acknowledged,
+		RetireTimeout: o.retireTimeout, Overlap: o.overlap, Progress: progress})
 }
 
 // each runs fn for every --namespace in turn, stopping at the first error, on SIGINT or SIGTERM.

@@ -276,8 +276,9 @@ func (e *Emitter) hostedControlPlaneRoles(roles []upstream.RoleSource) ([]any, e
 
 // sidecarExample is the sidecar topology in SidecarNamespace: CAPI's manager Deployment (the image
 // upstream publishes for the version go.mod pins) with the proxy injected (install.InjectSidecar), its
-// service account, its kubeconfig ConfigMap, the Service of the webhook listener and the binding of the
-// proxy's ClusterRole to the pod's service accounts.
+// service account, its kubeconfig ConfigMap, the Service of the webhook listener, the binding of the
+// proxy's ClusterRole to the pod's service accounts, and the Role and RoleBinding of the sidecars'
+// acknowledging Leases.
 func (e *Emitter) sidecarExample(module func(path string) (Module, error)) ([]any, error) {
 	capi, err := module("sigs.k8s.io/cluster-api")
 	if err != nil {
@@ -320,6 +321,8 @@ func (e *Emitter) sidecarExample(module func(path string) (Module, error)) ([]an
 		kubeconfig,
 		install.WebhookService(SidecarNamespace, labels),
 		install.SidecarClusterRoleBinding(SidecarNamespace, capiManagerServiceAccount, capiProviderServiceAccount),
+		install.AcknowledgeRole(SidecarNamespace),
+		install.AcknowledgeRoleBinding(SidecarNamespace, capiManagerServiceAccount, capiProviderServiceAccount),
 	}, nil
 }
 

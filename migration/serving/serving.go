@@ -14,6 +14,22 @@
 // set, change or remove it, on the apiserver itself, whatever path the write takes. A proxy follows a
 // label other than Private only while that policy and its binding exist (Guarded), and serves such a
 // namespace as a held one otherwise; the migration refuses to run without them.
+//
+// Each proxy acknowledges what it follows: it publishes a coordination.k8s.io/v1 Lease in its own
+// namespace, labelled AcknowledgeLabel, renewed while it runs (spec.renewTime, spec.leaseDurationSeconds)
+// and deleted when it stops, whose AcknowledgedAnnotation holds the highest Namespace resourceVersion it
+// has applied: every label change at or below it is in effect for its requests. After a change of the
+// label the migration waits until every live Lease (renewTime + leaseDurationSeconds in the future)
+// acknowledges the Namespace's new resourceVersion, instead of a fixed grace period, which still bounds
+// the wait: it waits the whole grace period when no Lease exists (proxies that do not acknowledge) or
+// one is expired but not deleted (a proxy that may still serve but does not renew).
+//
+// A Lease proves nothing about who wrote it, and the wait needs no proof: a forged Lease (expired, or
+// live with a resourceVersion never reached) only makes the migration wait the whole grace period, as
+// it did before acknowledgements, and one that claims a huge resourceVersion skips nothing, since every
+// live Lease must acknowledge. What a writer could skip is a real proxy's acknowledgement, by deleting
+// its Lease, which needs delete on leases in that proxy's namespace (install grants it to the proxy
+// alone there), and lasts until the proxy's next renewal creates it again.
 package serving
 
 import (
@@ -27,6 +43,21 @@ import (
 // Label is the Namespace label that carries the Mode. Only the identities the policy PolicyName exempts
 // may write it (see the package comment).
 const Label = "capi-proxy.hypershift.openshift.io/serve-from"
+
+// AcknowledgeLabel labels the Leases by which proxies acknowledge the Namespaces they applied (see the
+// package comment); its value is AcknowledgeLabelValue. The migration lists Leases by it, in every
+// namespace.
+const AcknowledgeLabel = "capi-proxy.hypershift.openshift.io/acknowledges"
+
+// AcknowledgeLabelValue is the value of AcknowledgeLabel: what is acknowledged, Label.
+const AcknowledgeLabelValue = "serve-from"
+
+// AcknowledgedAnnotation on an acknowledging Lease holds the highest resourceVersion of a Namespace
+// the proxy has applied (followed Label of, or the deletion of): a decimal resourceVersion as the
+// apiserver returns them, compared with k8s.io/apimachinery/pkg/util/resourceversion's
+// CompareResourceVersion (comparable resource versions, KEP-5504). Absent until the proxy has applied
+// its first list.
+const AcknowledgedAnnotation = "capi-proxy.hypershift.openshift.io/applied-resource-version"
 
 // PolicyName names the ValidatingAdmissionPolicy that guards Label, and its ValidatingAdmissionPolicyBinding.
 const PolicyName = "capi-proxy-serve-from"

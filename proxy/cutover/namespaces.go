@@ -63,6 +63,33 @@ type Namespaces struct {
 
 	// metrics records the namespaces by mode, the held writes and the guard.
 	metrics *metrics.Metrics
+	// ack is told what Set and Delete applied (Acknowledge); nil for none. Set before following begins.
+	ack Acknowledger
+}
+
+// An Acknowledger publishes which Namespaces a Namespaces applied (package proxy/acknowledge publishes
+// a Lease, the contract of package migration/serving), so that the migration need not wait a fixed
+// grace period for the proxy to follow a label change.
+type Acknowledger interface {
+	// Applied is called after Set or Delete applied a Namespace at resourceVersion (as the informer saw
+	// it): its mode is in effect for requests from then on. changed says whether that namespace's mode
+	// changed, or its mode holds writes (a migration is moving it): what a migration waits for, which
+	// should be published promptly; other calls may wait for the next renewal. It is called with
+	// Namespaces' lock held, and must not block.
+	Applied(resourceVersion string, changed bool)
+	// Register publishes the acknowledgements of a proxy that serves mapped kinds. WatchNamespaces calls
+	// it once the first list of Namespaces is applied, and again after an error, until it returns nil,
+	// before it marks them synced: until then mapped kinds are answered 503, so that a proxy that
+	// serves them is always registered.
+	Register(ctx context.Context) error
+}
+
+// Acknowledge sets the Acknowledger told what Set and Delete apply; call it before the first Set
+// (before WatchNamespaces).
+func (n *Namespaces) Acknowledge(a Acknowledger) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ack = a
 }
 
 // modes is one immutable view of the namespaces' modes.
@@ -171,7 +198,17 @@ func (n *Namespaces) Set(name, resourceVersion string, labels map[string]string)
 	} else {
 		delete(n.labels, name)
 	}
-	n.apply(name, resourceVersion, n.modeOf(value, ok), false)
+	next := n.modeOf(value, ok)
+	changed := n.apply(name, resourceVersion, next, false)
+	n.applied(resourceVersion, changed || next.mode.Held())
+}
+
+// applied tells the Acknowledger, if any, that a Namespace was applied at resourceVersion. Called with
+// mu held.
+func (n *Namespaces) applied(resourceVersion string, changed bool) {
+	if n.ack != nil {
+		n.ack.Applied(resourceVersion, changed)
+	}
 }
 
 // modeOf is the mode of a namespace whose serving.Label has value (ok false: no label), as the guard
@@ -220,11 +257,12 @@ func (n *Namespaces) Delete(name, resourceVersion string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.labels, name)
-	n.apply(name, resourceVersion, nsMode{mode: serving.Private}, true)
+	n.applied(resourceVersion, n.apply(name, resourceVersion, nsMode{mode: serving.Private}, true))
 }
 
-// apply sets name's mode. Called with mu held.
-func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bool) {
+// apply sets name's mode, and reports whether the groups it is served from or the holding of its
+// writes changed. Called with mu held.
+func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bool) bool {
 	cur := n.current()
 	prev, known := cur.byName[name]
 	if !known {
@@ -236,7 +274,7 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 				"namespace", name, "label", serving.Label, "value", next.unknown, "reason", next.why())
 			n.replace(cur, name, nsMode{mode: prev.mode, unknown: next.unknown, unguarded: next.unguarded, expired: prev.expired}, false, cur.moved)
 		}
-		return
+		return false
 	}
 	rv := parseRV(resourceVersion)
 	next.expired = max(prev.expired, rv)
@@ -252,6 +290,7 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 	}
 	n.replace(cur, name, next, true, moved)
 	n.metrics.NamespaceModeChanged(prev.metricLabel(), next.metricLabel())
+	return true
 }
 
 // replace stores a copy of cur with name's mode set and moved as its moved; changed cancels cur's
@@ -370,7 +409,8 @@ func parseRV(rv string) uint64 {
 // ctx ends, and whether their serving label is guarded (SetGuarded), with informers of the
 // ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding serving.PolicyName (selected by name).
 // The guard's informers sync before the Namespaces' starts, so that the first modes applied are
-// final; n is marked synced once the Namespaces' first list is applied. cfg's identity needs list and
+// final; n is marked synced once the Namespaces' first list is applied and its Acknowledger, if any
+// (Acknowledge), registered. cfg's identity needs list and
 // watch on namespaces (cluster-wide) and on those two objects (install.ProxyClusterRole).
 func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error {
 	client, err := metadata.NewForConfig(cfg)
@@ -419,11 +459,40 @@ func WatchNamespaces(ctx context.Context, cfg *rest.Config, n *Namespaces) error
 		if !cache.WaitForCacheSync(ctx.Done(), registration.HasSynced) {
 			return
 		}
+		if !n.register(ctx) {
+			return
+		}
 		n.MarkSynced()
 		klog.InfoS("Following the namespaces' serving modes", "label", serving.Label, "after", time.Since(start))
 	}()
 	return nil
 }
+
+// register calls the Acknowledger's Register, if there is one, until it succeeds (every
+// registerRetry) or ctx ends; it reports whether it succeeded.
+func (n *Namespaces) register(ctx context.Context) bool {
+	n.mu.Lock()
+	ack := n.ack
+	n.mu.Unlock()
+	if ack == nil {
+		return true
+	}
+	for {
+		err := ack.Register(ctx)
+		if err == nil {
+			return true
+		}
+		klog.ErrorS(err, "Publishing the proxy's acknowledgements failed: mapped kinds are answered 503 until it succeeds", "retryIn", registerRetry)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(registerRetry):
+		}
+	}
+}
+
+// registerRetry is how long register waits before it calls Register again after an error.
+const registerRetry = 2 * time.Second
 
 // watchGuard runs the informers of the admission policy and binding that guard the serving label, by
 // name, and sets n's guard on every change of either; it returns their HasSynced.

@@ -45,7 +45,7 @@ var Checks = []Check{
 		"which kube-apiserver's system:public-info-viewer allows)", When: "always"},
 	{Endpoint: Readyz, Name: Shutdown, Passes: "the proxy has not begun to shut down (SIGTERM, SIGINT)", When: "always"},
 	{Endpoint: Readyz, Name: Namespaces, Passes: "the serving-label guard's informers and the Namespace informer have their first lists: " +
-		"every namespace's serving mode is known", When: "--follow-namespaces (the default)"},
+		"every namespace's serving mode is known; and the proxy's acknowledging Lease is written, if it has one (--acknowledge-lease-name)", When: "--follow-namespaces (the default)"},
 	{Endpoint: Readyz, Name: CRDs, Passes: "the CRD metadata cache that resolves referenced kinds for conversions has its first list " +
 		"(or the backend refused the proxy's identity the list: 401, 403, which waiting would not change)", When: "without --backend-url"},
 }

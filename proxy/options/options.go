@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -78,6 +79,14 @@ type Options struct {
 	FollowNamespaces bool
 	// HoldRetryAfter is --hold-retry-after, server.Options.HoldRetryAfter.
 	HoldRetryAfter time.Duration
+	// AcknowledgeLeaseNamespace and AcknowledgeLeaseName are --acknowledge-lease-namespace and
+	// --acknowledge-lease-name: the Lease by which the proxy acknowledges the Namespaces it applied
+	// (package acknowledge); Complete fills them from $POD_NAMESPACE and $POD_NAME (the downward API).
+	// Either empty: none.
+	AcknowledgeLeaseNamespace, AcknowledgeLeaseName string
+	// PodName and PodUID are $POD_NAME and $POD_UID (the downward API; no flags): the proxy's Pod, the
+	// Lease's owner when both are set. Set by Complete.
+	PodName, PodUID string
 
 	// AdmissionWebhooks are the values of --admission-webhook, MANAGER=URL each (AdmissionServers).
 	AdmissionWebhooks []string
@@ -144,6 +153,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs = fss.FlagSet("migration")
 	fs.BoolVar(&o.FollowNamespaces, flagname.FollowNamespaces, o.FollowNamespaces, "Follow each Namespace's "+serving.Label+" label (the migration's per-namespace cut-over): serve its CAPI kinds from the upstream or private groups and hold their writes as it says. The identity of --kubeconfig (or the pod's service account) needs list and watch on namespaces; /readyz fails until the first list is in. Disable only where no namespace is ever migrated.")
 	fs.DurationVar(&o.HoldRetryAfter, flagname.HoldRetryAfter, o.HoldRetryAfter, "Retry-After of a write held while its namespace is migrated (429), in whole seconds; client-go retries up to 10 times.")
+	fs.StringVar(&o.AcknowledgeLeaseNamespace, flagname.AcknowledgeLeaseNamespace, o.AcknowledgeLeaseNamespace, "Namespace of the Lease by which the proxy acknowledges the serving labels it follows (with --follow-namespaces), so that a migration waits for it rather than its whole grace period; empty: $"+flagname.EnvPodNamespace+". The identity of --kubeconfig (or the pod's service account) needs get, create, update and delete on leases there. Without a namespace and a name the proxy publishes no Lease.")
+	fs.StringVar(&o.AcknowledgeLeaseName, flagname.AcknowledgeLeaseName, o.AcknowledgeLeaseName, "Name of the Lease by which the proxy acknowledges the serving labels it follows (in --acknowledge-lease-namespace); empty: $"+flagname.EnvPodName+". With $"+flagname.EnvPodName+" and $"+flagname.EnvPodUID+" the Lease is owned by that pod (the garbage collector removes it with the pod).")
 
 	fs = fss.FlagSet("admission")
 	fs.StringArrayVar(&o.AdmissionWebhooks, flagname.AdmissionWebhook, o.AdmissionWebhooks, "MANAGER=URL: the webhook server of a CAPI manager or provider (cluster-api, kubeadm-bootstrap, kubeadm-control-plane, aws, azure, gcp, ibmcloud, kubevirt, openstack, vsphere, vsphere-supervisor: the names of apis/private/webhooks), e.g. cluster-api=https://127.0.0.1:9443. The proxy serves that manager's admission webhooks on the private groups at "+admission.PathPrefix+"MANAGER/... and forwards them there. Repeatable.")
@@ -162,9 +173,18 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	}
 }
 
-// Complete fills in what the flags leave implicit: --metrics-listen "0" becomes "" (none), and
-// --conversion-webhook-max-held-bytes 0 its default. It runs after the flags are parsed, before Validate.
+// Complete fills in what the flags leave implicit: --metrics-listen "0" becomes "" (none),
+// --conversion-webhook-max-held-bytes 0 its default, and the acknowledging Lease's namespace and name
+// come from $POD_NAMESPACE and $POD_NAME when their flags are empty, its owner from $POD_NAME and
+// $POD_UID. It runs after the flags are parsed, before Validate.
 func (o *Options) Complete() error {
+	o.PodName, o.PodUID = os.Getenv(flagname.EnvPodName), os.Getenv(flagname.EnvPodUID)
+	if o.AcknowledgeLeaseNamespace == "" {
+		o.AcknowledgeLeaseNamespace = os.Getenv(flagname.EnvPodNamespace)
+	}
+	if o.AcknowledgeLeaseName == "" {
+		o.AcknowledgeLeaseName = o.PodName
+	}
 	if o.MetricsListen == "0" {
 		o.MetricsListen = ""
 	}

@@ -141,6 +141,27 @@ func TestComplete(t *testing.T) {
 	}
 }
 
+// TestCompleteAcknowledgeLease: the acknowledging Lease's namespace and name come from the downward
+// API's variables unless their flags say otherwise; its owner is the pod, whatever the Lease's name.
+func TestCompleteAcknowledgeLease(t *testing.T) {
+	t.Setenv("POD_NAME", "capi-proxy-7d9f-x2k")
+	t.Setenv("POD_NAMESPACE", "hypershift")
+	t.Setenv("POD_UID", "0f1e")
+	o := parse(t)
+	if o.AcknowledgeLeaseNamespace != "hypershift" || o.AcknowledgeLeaseName != "capi-proxy-7d9f-x2k" || o.PodName != "capi-proxy-7d9f-x2k" || o.PodUID != "0f1e" {
+		t.Errorf("from the environment: lease %s/%s, pod %s (%s)", o.AcknowledgeLeaseNamespace, o.AcknowledgeLeaseName, o.PodName, o.PodUID)
+	}
+	o = parse(t, "--acknowledge-lease-namespace=proxies", "--acknowledge-lease-name=proxy-0")
+	if o.AcknowledgeLeaseNamespace != "proxies" || o.AcknowledgeLeaseName != "proxy-0" || o.PodName != "capi-proxy-7d9f-x2k" {
+		t.Errorf("flags: lease %s/%s, pod %s", o.AcknowledgeLeaseNamespace, o.AcknowledgeLeaseName, o.PodName)
+	}
+	t.Setenv("POD_NAME", "")
+	t.Setenv("POD_NAMESPACE", "")
+	if o = parse(t); o.AcknowledgeLeaseNamespace != "" || o.AcknowledgeLeaseName != "" {
+		t.Errorf("neither: lease %s/%s, want none", o.AcknowledgeLeaseNamespace, o.AcknowledgeLeaseName)
+	}
+}
+
 // TestFlags: the sections in --help's order, every flag with help text, and every flag a help text
 // names (--name) is one of the proxy's, or one of kube-apiserver's the help says it is.
 func TestFlags(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -310,6 +311,12 @@ func (e *Env) StartProxyWithCert(ctx context.Context, bin string, certPEM, keyPE
 	}, extraArgs...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	// Not the downward API's variables of a pod the tests may run in: a proxy publishes an acknowledging
+	// Lease only where a test says so (--acknowledge-lease-namespace and --acknowledge-lease-name).
+	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return name == "POD_NAME" || name == "POD_NAMESPACE" || name == "POD_UID"
+	})
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,12 +30,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/openshift/hypershift-capi-proxy/install"
 	"github.com/openshift/hypershift-capi-proxy/install/crds"
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 	"github.com/openshift/hypershift-capi-proxy/tests/framework"
 )
 
@@ -257,8 +260,11 @@ type runningProxy struct {
 
 // startProxy runs the proxy binary with args as rendered, with the values of the flags in values
 // replaced (listen addresses, and the backend's address where it is the in-cluster one) and the mounted
-// directories in dirs replaced by local ones; every other argument is passed as it is. It waits for
-// /readyz and stops the process at the end of the test.
+// directories in dirs replaced by local ones; every other argument is passed as it is. Its environment
+// has the downward API's POD_NAME and POD_NAMESPACE as the rendered container's (a pod name of the
+// test's, namespace default; no POD_UID, whose Pod the garbage collector would not find). It waits for
+// /readyz, checks that the proxy acknowledges with a Lease of that name (readiness waits for it), and
+// stops the process at the end of the test.
 func startProxy(t *testing.T, rendered []string, values, dirs map[string]string) *runningProxy {
 	t.Helper()
 	args := make([]string, 0, len(rendered)+2)
@@ -290,6 +296,10 @@ func startProxy(t *testing.T, rendered []string, values, dirs map[string]string)
 	}
 	cmd := exec.Command(proxyBin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	podName := "capi-proxy-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "POD_NAME=") || strings.HasPrefix(kv, "POD_NAMESPACE=") || strings.HasPrefix(kv, "POD_UID=")
+	}), "POD_NAME="+podName, "POD_NAMESPACE="+metav1.NamespaceDefault)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +336,18 @@ func startProxy(t *testing.T, rendered []string, values, dirs map[string]string)
 	})
 	if err != nil {
 		t.Fatalf("the proxy %q is not ready: %v", args, err)
+	}
+	kube, err := kubernetes.NewForConfig(env.DirectConfig(env.AdminToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := kube.CoordinationV1().Leases(metav1.NamespaceDefault).Get(t.Context(), podName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the ready proxy's acknowledging Lease (named by POD_NAME and POD_NAMESPACE): %v", err)
+	}
+	if lease.Labels[serving.AcknowledgeLabel] != serving.AcknowledgeLabelValue || lease.Annotations[serving.AcknowledgedAnnotation] == "" {
+		t.Errorf("the proxy's Lease has labels %v and annotations %v: want %s and %s", lease.Labels, lease.Annotations,
+			serving.AcknowledgeLabel, serving.AcknowledgedAnnotation)
 	}
 	return p
 }

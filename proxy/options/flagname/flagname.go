@@ -34,8 +34,10 @@ const (
 
 // Migration: the per-namespace cut-over.
 const (
-	FollowNamespaces = "follow-namespaces"
-	HoldRetryAfter   = "hold-retry-after"
+	FollowNamespaces          = "follow-namespaces"
+	HoldRetryAfter            = "hold-retry-after"
+	AcknowledgeLeaseNamespace = "acknowledge-lease-namespace"
+	AcknowledgeLeaseName      = "acknowledge-lease-name"
 )
 
 // Admission webhooks.
@@ -50,6 +52,14 @@ const (
 	Profiling         = "profiling"
 	PageOutExecutable = "page-out-executable"
 	GzipLoopback      = "gzip-loopback"
+)
+
+// Environment variables the proxy reads, which package install sets from the downward API: the pod's
+// name, namespace and UID (the acknowledging Lease's defaults and owner).
+const (
+	EnvPodName      = "POD_NAME"
+	EnvPodNamespace = "POD_NAMESPACE"
+	EnvPodUID       = "POD_UID"
 )
 
 // Arg is the command line argument "--name=value".
