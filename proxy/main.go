@@ -360,7 +360,7 @@ func (p *proxy) serve(ctx context.Context) error {
 // --acknowledge-lease-name (nor $POD_NAMESPACE and $POD_NAME).
 func acknowledger(o *options.Options, backend *rest.Config) (*acknowledge.Publisher, error) {
 	if o.AcknowledgeLeaseNamespace == "" || o.AcknowledgeLeaseName == "" {
-		klog.InfoS("No acknowledging Lease (no --acknowledge-lease-namespace and --acknowledge-lease-name, nor $POD_NAMESPACE and $POD_NAME): migrations wait their whole grace period for this proxy",
+		klog.InfoS("No acknowledging Lease (no --acknowledge-lease-namespace and --acknowledge-lease-name, nor $POD_NAMESPACE and $POD_NAME): a migration cannot see this proxy; while it serves, run migrations with --wait-for-acknowledgements=false, or one may go on before this proxy follows a label change",
 			"namespace", o.AcknowledgeLeaseNamespace, "name", o.AcknowledgeLeaseName)
 		return nil, nil
 	}
