@@ -18,9 +18,9 @@
 // RSS and their peak RSS during a LIST; then the watch fan-out (N watches of one Machine over HTTP/2,
 // opened 100 at a time, -writes patches, the time until every watcher has seen one, directly, through
 // the bare proxy and through the proxy) with the RSS of both proxies idle, with the watches open,
-// -open-settle later and -settle after they closed; -profile-dir saves its heap and goroutines with the
-// watches open, a CPU profile of the writes'
-// fan-out and its heap after the watches closed. It prints markdown tables. Wall-clock figures are
+// -open-settle later and -settle after they closed; -profile-dir saves its heap and goroutines idle
+// (before the watches open), with the watches open and -settle after they closed, and a CPU profile of
+// the writes' fan-out. It prints markdown tables. Wall-clock figures are
 // only comparable within one run on a quiet machine.
 //
 //	KUBE_BIN_DIR=... go run ./tests/bench/e2e -rounds 4 -fanout 100,500,1000
@@ -1063,6 +1063,10 @@ func (b *bench) fanoutTable() error {
 		bareAfter := make(chan benchkit.Memory, 1)
 		time.AfterFunc(b.o.settle, func() { bareAfter <- benchkit.ReadMemory(bare.pid) })
 		idle, idleInUse := benchkit.ReadMemory(proxy.pid), b.goInUse()
+		// What the idle proxy holds, to compare with what it holds -settle after the watches closed.
+		b.saveProfile("heap?debug=1", fmt.Sprintf("heap-%d-idle.txt", n))
+		b.saveProfile("heap", fmt.Sprintf("heap-%d-idle.pprof", n))
+		b.saveProfile("goroutine?debug=1", fmt.Sprintf("goroutines-%d-idle.txt", n))
 		var open, settled benchkit.Memory
 		var openInUse float64
 		lat, err := b.fanout(proxy, n, b.o.writes, func() func() {
