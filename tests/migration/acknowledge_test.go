@@ -86,12 +86,7 @@ func TestAcknowledgedWaitsEndEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Adopt(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Migrate(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	adoptAndMigrate(ctx, t, m, ns)
 	checkNamespace(ctx, t, c, ns, serving.Private, translate.ToPrivate)
 	if err := m.Rollback(ctx, ns); err != nil {
 		t.Fatal(err)
@@ -187,12 +182,7 @@ func TestAcknowledgementsThatCannotEndTheWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := m.Adopt(ctx, ns); err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Migrate(ctx, ns); err != nil {
-				t.Fatal(err)
-			}
+			adoptAndMigrate(ctx, t, m, ns)
 			checkNamespace(ctx, t, c, ns, serving.Private, translate.ToPrivate)
 			got := waits.all()
 			if len(got) != 2 {
@@ -228,12 +218,7 @@ func TestNoLeaseWaitsTheGrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Adopt(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Migrate(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	adoptAndMigrate(ctx, t, m, ns)
 	got := waits.all()
 	if len(got) != 2 {
 		t.Errorf("wait events %q: want 2", got)

@@ -220,6 +220,18 @@ func gcBarrier(ctx context.Context, t testing.TB, c clients, ns string) {
 	}
 }
 
+// adoptAndMigrate adopts namespace ns and migrates it to the private groups with m, failing t on an
+// error of either.
+func adoptAndMigrate(ctx context.Context, t testing.TB, m *migration.Migrator, ns string) {
+	t.Helper()
+	if err := m.Adopt(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Migrate(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func checkNamespace(ctx context.Context, t testing.TB, c clients, ns string, mode serving.Mode, dir translate.Direction) {
 	t.Helper()
 	n, err := c.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
@@ -669,12 +681,7 @@ func TestWriteThroughSlowProxyIsCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Adopt(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Migrate(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
+	adoptAndMigrate(ctx, t, m, ns)
 	md, err := c.dyn.Resource(private(machineDeployments)).Namespace(ns).Get(ctx, "np0", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
