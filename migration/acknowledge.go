@@ -79,7 +79,7 @@ func (m *Migrator) waitFollowed(ctx context.Context, namespace string, dir trans
 		return nil
 	}
 	if m.opts.IgnoreAcknowledgements || rv == "" {
-		return m.wait(ctx, namespace, dir, phase, what, m.opts.Grace)
+		return m.waitUntil(ctx, namespace, dir, phase, what, time.Now().Add(m.opts.Grace))
 	}
 	start := time.Now()
 	defer m.timed(namespace, "grace", start)

@@ -76,6 +76,15 @@ var Phases = []Phase{PhasePausing, PhaseCopying, PhaseRetiring, PhaseResuming, P
 // migration/serving; Options.IgnoreAcknowledgements).
 const DefaultGrace = 5 * time.Second
 
+// DefaultRelistGrace is how long the migration keeps writes held, counted from the moment the proxies
+// followed the change of groups (PhaseRetiring, which ends the namespace's watches with 410 Expired), for
+// the clients whose watches ended to list the namespace again from the copies. client-go's reflector
+// lists again after its backoff: 800 ms with a jitter of up to as much again for the first end in two
+// minutes (k8s.io/client-go/tools/cache, defaultBackoffInit, defaultBackoffJitter, defaultBackoffReset),
+// and a move ends a namespace's watches once (the proxies end them only when the groups change, not when
+// writes are held or released); then the list itself.
+const DefaultRelistGrace = 3 * time.Second
+
 // ackPoll is how often the wait after a change of the serving label lists the proxies' acknowledging
 // Leases.
 const ackPoll = 100 * time.Millisecond
@@ -100,9 +109,11 @@ type Options struct {
 	// (serving.AcknowledgeLabel, in any namespace) reports the Namespace's new resourceVersion, unless
 	// IgnoreAcknowledgements. The wait for clients' informers before writes are released is RelistGrace.
 	Grace time.Duration
-	// RelistGrace is the wait before writes are released, after the sources were retired, for the
-	// clients whose watches the proxies ended to list the namespace again from the copies: fixed, since
-	// nothing reports those lists. 0 is Grace, a negative value does not wait.
+	// RelistGrace is how long writes stay held after the proxies followed the change to the destination's
+	// held mode (the end of that wait), for the clients whose watches they ended to list the namespace
+	// again from the copies: fixed, since nothing reports those lists. Retiring the sources runs inside
+	// it; writes are released once both are over. 0 is DefaultRelistGrace (no wait if Grace is negative:
+	// no proxy serves), a negative value does not wait.
 	RelistGrace time.Duration
 	// IgnoreAcknowledgements waits the whole grace period after every change of the serving label, as
 	// if no proxy acknowledged: for a rollout of the proxies in which some that publish no Lease (older
@@ -186,7 +197,10 @@ func New(opts Options) (*Migrator, error) {
 		m.opts.Grace = DefaultGrace
 	}
 	if m.opts.RelistGrace == 0 {
-		m.opts.RelistGrace = m.opts.Grace
+		m.opts.RelistGrace = DefaultRelistGrace
+		if m.opts.Grace < 0 {
+			m.opts.RelistGrace = -1
+		}
 	}
 	if m.opts.RetireTimeout == 0 {
 		m.opts.RetireTimeout = DefaultRetireTimeout
@@ -474,7 +488,8 @@ func (m *Migrator) patchNamespace(ctx context.Context, namespace string, mode se
 }
 
 // relabel sets the serving label and phase, then waits for proxies to follow: until every proxy
-// acknowledged the Namespace's new resourceVersion, or the grace period (waitFollowed).
+// acknowledged the Namespace's new resourceVersion, or the grace period (waitFollowed). When it returns,
+// the proxies serve the namespace in mode.
 func (m *Migrator) relabel(ctx context.Context, namespace string, dir translate.Direction, mode serving.Mode, phase Phase) error {
 	rv, err := m.patchNamespace(ctx, namespace, mode, dir.String(), phase)
 	if err != nil {
@@ -483,13 +498,15 @@ func (m *Migrator) relabel(ctx context.Context, namespace string, dir translate.
 	return m.waitFollowed(ctx, namespace, dir, phase, rv)
 }
 
-// wait waits d, a grace period (the phase contract: proxies' informers follow the label within Grace,
-// and their clients' informers list again within RelistGrace once a proxy ended their watches); what it
-// waits for goes into the event's message.
-func (m *Migrator) wait(ctx context.Context, namespace string, dir translate.Direction, phase Phase, what string, d time.Duration) error {
+// waitUntil waits until deadline, the end of a grace period (the phase contract: proxies' informers
+// follow the label within Grace, and their clients' informers list again within RelistGrace once a proxy
+// ended their watches); what it waits for goes into the event's message. A deadline passed does not wait.
+func (m *Migrator) waitUntil(ctx context.Context, namespace string, dir translate.Direction, phase Phase, what string, deadline time.Time) error {
+	d := time.Until(deadline)
 	if d <= 0 {
 		return nil
 	}
+	d = d.Round(time.Millisecond)
 	m.emit(Event{Namespace: namespace, Direction: dir.String(), Phase: phase, Step: "wait", Message: fmt.Sprintf("waiting %s %s", d, what)})
 	defer m.timed(namespace, "grace", time.Now())
 	t := time.NewTimer(d)

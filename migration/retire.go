@@ -27,6 +27,9 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 	if err := m.relabel(ctx, namespace, dir, rolesOf(dir).dstHeld, PhaseRetiring); err != nil {
 		return err
 	}
+	// The proxies ended the namespace's watches when they followed the label: their clients' relists run
+	// from here, beside the retirement.
+	relisted := time.Now().Add(m.opts.RelistGrace)
 	snap, err := m.snapshotOf(ctx, namespace, dir, scope{dst: held.dst})
 	if err != nil {
 		return err
@@ -94,13 +97,13 @@ func (m *Migrator) retirePhase(ctx context.Context, namespace string, dir transl
 		return err
 	}
 	m.timed(namespace, "retire", retiring)
-	// Writes stay held a grace period more. The proxies ended their clients' watches when they followed
-	// the label, and each client informer lists again on its own: a controller that acts once writes are
-	// released with some caches from the destination and others still from the source (a Cluster at its
-	// source's UID) writes what it derives from both. A real CAPI manager re-pointed a copied
+	// Writes stay held until RelistGrace after the proxies followed the label. They ended their clients'
+	// watches then, and each client informer lists again on its own: a controller that acts once writes
+	// are released with some caches from the destination and others still from the source (a Cluster at
+	// its source's UID) writes what it derives from both. A real CAPI manager re-pointed a copied
 	// MachineDeployment's ownerReference at its Cluster's retired source, and the garbage collector
 	// deleted the MachineDeployment; it also created a second MachineSet beside the copied one.
-	return m.wait(ctx, namespace, dir, PhaseRetiring, "for clients' informers to list the namespace from the copies", m.opts.RelistGrace)
+	return m.waitUntil(ctx, namespace, dir, PhaseRetiring, "for clients' informers to list the namespace from the copies", relisted)
 }
 
 // resumePhase serves the namespace from the destination without holding writes. It returns the rest of

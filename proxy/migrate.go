@@ -32,6 +32,7 @@ type migrateOptions struct {
 	namespaces    []string
 	dryRun        bool
 	grace         time.Duration
+	relistGrace   time.Duration
 	acknowledged  bool
 	retireTimeout time.Duration
 	overlap       int
@@ -82,7 +83,8 @@ A run that stops (killed, the apiserver gone) is finished by running the same co
 	}
 	for _, c := range []*cobra.Command{run, rollback} {
 		c.Flags().BoolVar(&o.dryRun, "dry-run", false, "Print the objects to move and the ownerReferences to re-point; change nothing.")
-		c.Flags().DurationVar(&o.grace, "grace-period", migration.DefaultGrace, "Wait after each change of the serving label for the proxies to follow it (at most, while they acknowledge it: --wait-for-acknowledgements), and before writes are released for their clients to list the namespace again (whole).")
+		c.Flags().DurationVar(&o.grace, "grace-period", migration.DefaultGrace, "Wait after each change of the serving label for the proxies to follow it (at most, while they acknowledge it: --wait-for-acknowledgements).")
+		c.Flags().DurationVar(&o.relistGrace, "relist-grace-period", migration.DefaultRelistGrace, "Keep writes held this long after the proxies followed the change to the copies (which ended the namespace's watches), for the clients whose watches ended to list the namespace again from the copies; the old objects are retired meanwhile. Client-go's reflector lists again 0.8-1.6 s after its first watch ended in two minutes. 0 does not wait.")
 		c.Flags().BoolVar(&o.acknowledged, "wait-for-acknowledgements", true, "End the wait after a change of the serving label once every live proxy's Lease acknowledged it, rather than after the whole --grace-period (which still bounds it, and is waited whole when no proxy publishes a Lease or one expired). Set it to false while proxies that publish no Lease (older ones) still serve beside ones that do: theirs would stand in for those. Needs list on leases, cluster-wide.")
 		c.Flags().DurationVar(&o.retireTimeout, "retire-timeout", migration.DefaultRetireTimeout, "How long to wait for the garbage collector to remove one more of the retired objects before giving up.")
 		c.Flags().IntVar(&o.overlap, "gc-overlap", migration.DefaultOverlap, "With several namespaces: how many namespaces' waits for the garbage collector may run beside the next namespace's move (each namespace's writes are held alone).")
@@ -148,7 +150,11 @@ func (o *migrateOptions) migrator(progress func(migration.Event)) (*migration.Mi
 	if grace == 0 {
 		grace = -1 // --grace-period=0: no wait (migration.Options reads 0 as its default)
 	}
-	return migration.New(migration.Options{Config: cfg, Grace: grace, IgnoreAcknowledgements: !o.acknowledged,
+	relistGrace := o.relistGrace
+	if relistGrace == 0 {
+		relistGrace = -1 // --relist-grace-period=0: no wait
+	}
+	return migration.New(migration.Options{Config: cfg, Grace: grace, RelistGrace: relistGrace, IgnoreAcknowledgements: !o.acknowledged,
 		RetireTimeout: o.retireTimeout, Overlap: o.overlap, Progress: progress})
 }
 

@@ -198,7 +198,10 @@ func (f *Filter) unavailable(w http.ResponseWriter, message string) {
 // it covers (since, a resourceVersion, 0 if none), as kube-apiserver answers a resourceVersion it no
 // longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
 // resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
-// asks for data not older than a resourceVersion (or any) is served: what is served now is newer.
+// asks for data not older than a resourceVersion (or any) is served: what is served now is newer. So is a
+// watch that asks for the initial events (sendInitialEvents=true: its resourceVersion is a lower bound,
+// resourceVersionMatch=NotOlderThan), as client-go's reflector relists with WatchList on; kube-apiserver
+// serves it too, however old its resourceVersion.
 func expired(w http.ResponseWriter, r *http.Request, req *classify.Request, since uint64) bool {
 	if since == 0 {
 		return false
@@ -206,6 +209,8 @@ func expired(w http.ResponseWriter, r *http.Request, req *classify.Request, sinc
 	q := r.URL.Query()
 	var rv uint64
 	switch {
+	case req.Watch && q.Get("sendInitialEvents") == "true":
+		return false
 	case req.Watch:
 		rv = parseRV(q.Get("resourceVersion"))
 	case req.Verb != "list":

@@ -8,6 +8,8 @@ import (
 	"testing/iotest"
 
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/openshift/hypershift-capi-proxy/migration/serving"
 )
 
 // TestWatchEnder: the stream ends after the event in flight with the tail, whatever the sizes of the
@@ -133,4 +135,43 @@ func FuzzReadEventHead(f *testing.F) {
 			t.Fatalf("%q: read %+v, the decoder %+v", data, got, w)
 		}
 	})
+}
+
+// TestWatchEndsOnlyWhenGroupsChange: a namespace's watch ends when the namespace is served from other
+// groups, not when its writes are only held or released (the migration's Copying and Resuming label
+// changes), so that a client-go reflector relists once per move; a resourceVersion from before a change
+// that only holds writes stays valid. The check a view's replacement runs is called directly: it is what
+// the callback on the view runs.
+func TestWatchEndsOnlyWhenGroupsChange(t *testing.T) {
+	n := NewNamespaces(nil)
+	n.SetGuarded(true, "1")
+	n.Set("a", "10", map[string]string{serving.Label: string(serving.Upstream)})
+	ended := 0
+	w := &modeWatch{n: n, namespace: "a", want: n.current().mode("a"), end: func() { ended++ }}
+	defer w.disarm()
+	for _, step := range []struct {
+		mode    serving.Mode
+		rv      string
+		ends    bool
+		expired uint64
+	}{
+		{serving.UpstreamHeld, "20", false, 10},
+		{serving.Upstream, "25", false, 10},
+		{serving.UpstreamHeld, "30", false, 10},
+		{serving.PrivateHeld, "40", true, 40},
+		{serving.Private, "50", true, 40},
+	} {
+		n.Set("a", step.rv, map[string]string{serving.Label: string(step.mode)})
+		ended = 0
+		w.check()
+		if got := ended > 0; got != step.ends {
+			t.Errorf("%s at %s: watch from upstream ended %v, want %v", step.mode, step.rv, got, step.ends)
+		}
+		if got := n.current().mode("a").expired; got != step.expired {
+			t.Errorf("%s at %s: expired %d, want %d", step.mode, step.rv, got, step.expired)
+		}
+	}
+	if moved := n.current().moved; moved != 40 {
+		t.Errorf("moved %d, want 40 (the change of groups)", moved)
+	}
 }

@@ -315,9 +315,10 @@ func watchEvent(t *testing.T, r *bufio.Reader) (string, metav1.Status) {
 	return ev.Type, s
 }
 
-// TestWatchEndsOnModeChange: a watch open across its namespace's mode change ends with a 410 Expired
-// ERROR event after the event in flight; a watch of another namespace goes on; a watch or exact list
-// from before the change is answered 410.
+// TestWatchEndsOnModeChange: a watch open across a change of the groups its namespace is served from
+// ends with a 410 Expired ERROR event after the event in flight; a watch of another namespace goes on; a
+// watch or exact list from before the change is answered 410. A change that only holds writes ends and
+// expires nothing (TestWatchEndsOnlyWhenGroupsChange).
 func TestWatchEndsOnModeChange(t *testing.T) {
 	release := make(chan struct{})
 	b := backendtesting.New(t, func(w http.ResponseWriter, r *http.Request) {
@@ -364,11 +365,17 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 	}
 	_, a := open("a")
 	_, other := open("b")
+	// A change that only holds writes expires nothing: an exact list from between it and the namespace's
+	// last change of groups (10) is served.
+	ns.Set("a", "12", labelled("upstream-held"))
+	if resp, data := backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=11&resourceVersionMatch=Exact", "", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("an exact list from before a change that holds writes only: %d %s", resp.StatusCode, data)
+	}
 	// The first bytes of a's next event reached the client: the event is in flight.
 	if _, err := a.Peek(1); err != nil {
 		t.Fatal(err)
 	}
-	ns.Set("a", "25", labelled("upstream-held"))
+	ns.Set("a", "25", labelled("private-held"))
 	close(release) // the event in flight completes after the change
 	if typ, _ := watchEvent(t, a); typ != "MODIFIED" {
 		t.Fatalf("the event in flight: %s", typ)
@@ -387,6 +394,16 @@ func TestWatchEndsOnModeChange(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(data), `"code":410`) {
 		t.Errorf("a watch from before the change: %d %s", resp.StatusCode, data)
 	}
+	// A watch list (sendInitialEvents) from before is served, as kube-apiserver serves it: client-go's
+	// reflector relists so, from the last resourceVersion it saw.
+	wl, err := http.Get(p.URL + "/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, s := watchEvent(t, bufio.NewReader(wl.Body)); typ != "ADDED" {
+		t.Errorf("a watch list from before the change: %s %+v, want the backend's events", typ, s)
+	}
+	wl.Body.Close()
 	resp, data = backendtesting.Do(t, "GET", p.URL+"/apis/cluster.x-k8s.io/v1beta2/namespaces/a/machines?resourceVersion=20&resourceVersionMatch=Exact", "", nil)
 	if resp.StatusCode != http.StatusGone {
 		t.Errorf("an exact list from before the change: %d %s", resp.StatusCode, data)

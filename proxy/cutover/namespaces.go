@@ -123,7 +123,9 @@ type nsMode struct {
 	// unguarded says the label is not followed because it is not guarded (SetGuarded), though it is a
 	// serving.Mode.
 	unguarded bool
-	// expired is the Namespace's resourceVersion when its mode last changed (0 if unknown).
+	// expired is the Namespace's resourceVersion when the groups it is served from last changed (0 if
+	// unknown): a watch, an exact list or a continued list of the namespace from before it is answered
+	// 410 Expired. A change that only holds or releases writes leaves it.
 	expired uint64
 }
 
@@ -131,6 +133,11 @@ type nsMode struct {
 func (m nsMode) same(o nsMode) bool {
 	return m.mode == o.mode && (m.unknown == "") == (o.unknown == "")
 }
+
+// sameGroups reports whether two namespaces are served from the same groups (whatever the holding of
+// their writes): what a watch of the namespace streams, or a resourceVersion of it means, changes only
+// when the groups do.
+func (m nsMode) sameGroups(o nsMode) bool { return m.mode.Upstream() == o.mode.Upstream() }
 
 // why says why a namespace's label is not followed, for logs and for the message of a held write.
 func (m nsMode) why() string {
@@ -277,7 +284,10 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 		return false
 	}
 	rv := parseRV(resourceVersion)
-	next.expired = max(prev.expired, rv)
+	next.expired = prev.expired
+	if !prev.sameGroups(next) {
+		next.expired = max(prev.expired, rv)
+	}
 	if next.unknown != "" {
 		klog.InfoS("Namespace label is not followed: holding writes, serving reads from the private groups",
 			"namespace", name, "label", serving.Label, "value", next.unknown, "reason", next.why())
@@ -285,7 +295,7 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 	klog.InfoS("Namespace serving mode changed", "namespace", name, "from", prev.metricLabel(), "to", next.metricLabel(),
 		"deleted", deleted, "resourceVersion", resourceVersion)
 	moved := cur.moved
-	if prev.mode.Upstream() != next.mode.Upstream() {
+	if !prev.sameGroups(next) {
 		moved = max(moved, rv)
 	}
 	n.replace(cur, name, next, true, moved)
@@ -335,8 +345,12 @@ func (m *modes) mode(namespace string) nsMode {
 // change.
 var errModeChanged = errors.New("the namespace's serving mode changed")
 
-// ended returns a context that ends with ctx, and is cancelled with the cause errModeChanged once the
-// mode of namespace (of any namespace if namespace is empty) differs from its mode in view m.
+// ended returns a context that ends with ctx, and is cancelled with the cause errModeChanged once
+// namespace is served from other groups than in view m (once any namespace's mode changed if namespace
+// is empty). A change that only holds or releases the namespace's writes does not end it: the watch
+// streams the same objects, and every relist a watch's end causes is one more step of client-go's
+// reflector backoff (800 ms doubling), which delays the relist a migration waits for when it moves the
+// namespace between the groups.
 //
 // Nothing waits for that meanwhile, so that an open watch holds no goroutine for it: the mode is looked
 // at again each time the view is replaced after a change (context.AfterFunc on its changed), and the
@@ -349,7 +363,8 @@ func (n *Namespaces) ended(ctx context.Context, m *modes, namespace string) cont
 	return ctx
 }
 
-// modeWatch calls end once namespace's mode differs from want (any change, for all namespaces).
+// modeWatch calls end once namespace is served from other groups than want (any change, for all
+// namespaces).
 type modeWatch struct {
 	n         *Namespaces
 	namespace string
@@ -373,7 +388,7 @@ func (w *modeWatch) arm(m *modes) {
 
 func (w *modeWatch) check() {
 	cur := w.n.current()
-	if w.namespace == "" || !cur.mode(w.namespace).same(w.want) {
+	if w.namespace == "" || !cur.mode(w.namespace).sameGroups(w.want) {
 		w.end()
 		return
 	}

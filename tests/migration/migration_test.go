@@ -70,7 +70,8 @@ func newMigrator(t testing.TB, cfg *rest.Config) *migration.Migrator {
 	return m
 }
 
-// newNamespace creates a namespace labelled serving.Upstream, as `migrate adopt` leaves one.
+// newNamespace creates an unlabelled namespace named prefix-<random>: served from the private groups
+// until adopted (migrate adopt labels it serving.Upstream).
 func newNamespace(ctx context.Context, t testing.TB, c clients, prefix string) string {
 	t.Helper()
 	ns, err := c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}, metav1.CreateOptions{})
