@@ -24,9 +24,12 @@
 //  3. Retiring (label: the destination's held mode): a source whose content changed since it was copied
 //     (a write through a proxy slower than the grace period) is copied again, ownerReferences are checked
 //     once more, then every source object loses its finalizers (no deletion logic of CAPI or a provider
-//     runs) and is deleted with propagationPolicy=Orphan and a UID precondition. Writes stay held a grace
-//     period more, for the clients whose watches the proxies ended to list the namespace again from the
-//     copies: a controller acting on caches of both sides would point references at retired objects.
+//     runs) and is deleted with propagationPolicy=Orphan and a UID precondition. Writes stay held until
+//     Options.RelistGrace after the proxies followed the label (DefaultRelistGrace, 3 s; the retirement
+//     runs inside it), for the clients whose watches the proxies then ended to list the namespace again
+//     from the copies: a controller acting on caches of both sides would point references at retired
+//     objects. The proxies end a namespace's watches only when the groups it is served from change, so
+//     this is the one end, and the one relist, a move causes.
 //  4. Resuming (label: the destination mode): the copies the migration paused are unpaused, and its
 //     annotations removed; once the garbage collector has removed the retired objects (it completes
 //     orphan deletions at its client's rate limit: writes are not held meanwhile) the phase is Complete.

@@ -14,9 +14,10 @@
 //	(unknown value) private, translated          429 + Retry-After            as private
 //
 // The Filter answers the requests the modes do not let through (cutover.go): 503 before the modes are
-// known, 429 for a write of a held namespace, 410 Expired for a read from before a mode change; it decides
-// every other request's Target (target.go), which the proxy's later stages only read, ends a namespace's
-// watches with a 410 Expired ERROR event when its mode changes (EndWatch), merges cluster-wide lists from
+// known, 429 for a write of a held namespace, 410 Expired for a read from before a change of the groups
+// it is served from; it decides every other request's Target (target.go), which the proxy's later stages
+// only read, ends a namespace's watches with a 410 Expired ERROR event when those groups change
+// (EndWatch), merges cluster-wide lists from
 // both groups while namespaces are mixed (merge.go), and serves cluster-wide watches through the merge
 // always, moving a namespace between the groups inside the open watch (watch.go). What it needs of the proxy
 // (where it records a request's target, how it forwards a request as it is) is the Proxy interface.
@@ -87,10 +88,10 @@ func New(n *Namespaces, retryAfter int, p Proxy) *Filter {
 //     upstream namespace), are answered 503 with Retry-After: never served from the wrong groups.
 //   - A write of a held namespace is answered 429 (hold), and so is a cluster-wide deletecollection of a
 //     namespaced mapped kind while any namespace is labelled.
-//   - A watch, exact list or continued list from a resourceVersion before the last mode change of the
-//     namespace it covers (across all namespaces: the last move of any namespace between the private and
-//     the upstream groups) is answered 410 Expired (expired), so that clients relist from the groups now
-//     served.
+//   - A watch (but a watch list, sendInitialEvents), exact list or continued list from a resourceVersion
+//     before the last change of the groups the namespace it covers is served from (across all
+//     namespaces: the last move of any namespace between the private and the upstream groups) is
+//     answered 410 Expired (expired), so that clients relist from the groups now served.
 //   - Any other request's target is decided (TargetOf, with the namespaces' modes): a namespaced request
 //     of a mapped kind goes to the private groups (next) or to the upstream groups as it is
 //     (Proxy.ServeUpstream); a cluster-wide list of a namespaced mapped kind is next's while no
@@ -134,7 +135,7 @@ func (f *Filter) Handler(next http.Handler) http.Handler {
 // guard answers (and reports true for) a request of a mapped kind that its namespaces' modes in view
 // do not let through: a write of a held namespace, a cluster-wide deletecollection while any namespace
 // is labelled (it would reach namespaces served from other groups, or held), and a read from before the
-// last mode change of the namespaces it covers (expired).
+// last change of the groups the namespaces it covers are served from (expired).
 func (f *Filter) guard(w http.ResponseWriter, r *http.Request, req *classify.Request, view *modes) bool {
 	if req.Class != classify.Mapped || !req.Route.Namespaced {
 		return false
@@ -194,8 +195,8 @@ func (f *Filter) unavailable(w http.ResponseWriter, message string) {
 	status.Write(w, err)
 }
 
-// expired answers (and reports true for) a request from before the last mode change of the namespaces
-// it covers (since, a resourceVersion, 0 if none), as kube-apiserver answers a resourceVersion it no
+// expired answers (and reports true for) a request from before the last change of the groups the
+// namespaces it covers are served from (since, a resourceVersion, 0 if none), as kube-apiserver answers a resourceVersion it no
 // longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
 // resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
 // asks for data not older than a resourceVersion (or any) is served: what is served now is newer. So is a
@@ -269,7 +270,7 @@ func writeWatchError(w http.ResponseWriter, err *apierrors.StatusError) {
 	_, _ = w.Write(expiredEvent(err))
 }
 
-// modeChanged is the error a watch ends with when its namespaces' serving mode changes.
+// modeChanged is the error a watch ends with when the groups its namespaces are served from change.
 var modeChanged = apierrors.NewResourceExpired("the namespace's serving mode changed: list again")
 
 // EndWatch makes the answer resp to a request classified as req, whose target is t (nil: none yet),

@@ -443,7 +443,7 @@ func modifyResponse(resp *http.Response) error {
 	if err := ex.respond(resp); err != nil {
 		return err
 	}
-	cutover.EndWatch(ex.target, ex.req, resp) // a watch ends when its namespaces' serving mode changes
+	cutover.EndWatch(ex.target, ex.req, resp) // a watch ends when its namespace moves between the groups
 	// kube-apiserver gzips the objects it serializes, never a long-running stream (a watch, a followed
 	// log), which the proxy must not hold back either.
 	if ex.gzip && !ex.req.LongRunning {

@@ -12,11 +12,11 @@
 //     then metrics, the authentication mode's header rules, 404 for what no route serves and for the
 //     private groups (which do not exist through the proxy), 413 for oversized bodies, genuine upgrades
 //     passed raw; then, with Options.Namespaces, each namespace served from the groups its serving-mode
-//     label names, writes of held namespaces answered 429, watches ended on mode changes and cluster-wide
-//     lists and watches merged while namespaces are mixed (package cutover, which withServing runs,
-//     cutover.go); where a request goes (its target, cutover.Target: the backend path, the groups it is
-//     served from, when a watch ends) is decided once, there or in withTarget (route.go), and only read
-//     after;
+//     label names, writes of held namespaces answered 429, watches ended on moves between the groups
+//     and cluster-wide lists and watches merged while namespaces are mixed (package cutover, which
+//     withServing runs, cutover.go); where a request goes (its target, cutover.Target: the backend
+//     path, the groups it is served from, when a watch ends) is decided once, there or in withTarget
+//     (route.go), and only read after;
 //  2. in-process conversion of versions the backend does not serve (package adapt), with a converter;
 //     the requests the Adapter and the merged lists and watches make to the proxy itself are served in
 //     process by package internal/inprocess, which returns a response broken off as an error;
