@@ -17,10 +17,10 @@
 // known, 429 for a write of a held namespace, 410 Expired for a read from before a change of the groups
 // it is served from; it decides every other request's Target (target.go), which the proxy's later stages
 // only read, ends a namespace's watches with a 410 Expired ERROR event when those groups change
-// (EndWatch), merges cluster-wide lists from
-// both groups while namespaces are mixed (merge.go), and serves cluster-wide watches through the merge
-// always, moving a namespace between the groups inside the open watch (watch.go). What it needs of the proxy
-// (where it records a request's target, how it forwards a request as it is) is the Proxy interface.
+// (EndWatch), merges cluster-wide lists from both groups while namespaces are mixed (merge.go), and
+// serves cluster-wide watches through the merge always, moving a namespace between the groups inside the
+// open watch (watch.go). What it needs of the proxy (where it records a request's target, how it forwards
+// a request as it is) is the Proxy interface.
 package cutover
 
 import (
@@ -196,9 +196,10 @@ func (f *Filter) unavailable(w http.ResponseWriter, message string) {
 }
 
 // expired answers (and reports true for) a request from before the last change of the groups the
-// namespaces it covers are served from (since, a resourceVersion, 0 if none), as kube-apiserver answers a resourceVersion it no
-// longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status, a list with exact
-// resourceVersion match, or a continued list whose token was issued before, with 410 Expired. A list that
+// namespaces it covers are served from (since, a resourceVersion, 0 if none), as kube-apiserver answers
+// a resourceVersion it no longer has: a watch with 200 and one ERROR event carrying a 410 Expired Status,
+// a list with exact resourceVersion match, or a continued list whose token was issued before, with 410
+// Expired. A list that
 // asks for data not older than a resourceVersion (or any) is served: what is served now is newer. So is a
 // watch that asks for the initial events (sendInitialEvents=true: its resourceVersion is a lower bound,
 // resourceVersionMatch=NotOlderThan), as client-go's reflector relists with WatchList on; kube-apiserver

@@ -284,8 +284,9 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 		return false
 	}
 	rv := parseRV(resourceVersion)
+	regrouped := !prev.sameGroups(next)
 	next.expired = prev.expired
-	if !prev.sameGroups(next) {
+	if regrouped {
 		next.expired = max(prev.expired, rv)
 	}
 	if next.unknown != "" {
@@ -295,7 +296,7 @@ func (n *Namespaces) apply(name, resourceVersion string, next nsMode, deleted bo
 	klog.InfoS("Namespace serving mode changed", "namespace", name, "from", prev.metricLabel(), "to", next.metricLabel(),
 		"deleted", deleted, "resourceVersion", resourceVersion)
 	moved := cur.moved
-	if !prev.sameGroups(next) {
+	if regrouped {
 		moved = max(moved, rv)
 	}
 	n.replace(cur, name, next, true, moved)
